@@ -1,0 +1,918 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-bundle.c: an ordered list of named Float64 arrays
+ *
+ * Copyright 2026 The libserio authors
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "serio-bundle.h"
+#include "serio-codec.h"
+#include "serio-error.h"
+#include "serio-private.h"
+
+/**
+ * SerioBundle:
+ *
+ * An ordered list of named arrays of 64-bit floats ("Float64"), such as the
+ * weights of a trained model, that is saved as v1 text and read back bit for
+ * bit.
+ *
+ * A bundle is a list, not a map: names may repeat and may be empty, and
+ * arrays keep the order in which they were appended.
+ * [method@Serio.Bundle.lookup] finds the first array of a given name.
+ *
+ * Arrays are immutable once appended: a bundle only grows. Two
+ * normalisations happen on the way in, so that a bundle always holds exactly
+ * what its text will hold: every `|`, carriage return and line feed in a
+ * name becomes `_`, and every NaN becomes the default quiet NaN (bits
+ * `0x7FF8000000000000`), the format's one documented loss.
+ *
+ * [ctor@Serio.Bundle.from_string], [ctor@Serio.Bundle.from_bytes] and
+ * [ctor@Serio.Bundle.from_file] accept only the canonical v1 text that
+ * [method@Serio.Bundle.to_string] produces (plus CR LF line ends and blank
+ * lines), and fail with a [error@Serio.Error] on anything else: they never
+ * return part of a bundle.
+ *
+ * ## Threads
+ *
+ * Reading a bundle (serialising it, getting its names, values or bytes,
+ * comparing it) from several threads at once is safe. A bundle is not for
+ * concurrent mutation: do not append to it while another thread uses it.
+ * The values of an array never change after it has been appended, so
+ * pointers from [method@Serio.Bundle.get_values] stay valid for the life of
+ * the bundle, and [method@Serio.Bundle.get_bytes] is safe to hand to another
+ * thread.
+ */
+
+typedef struct
+{
+  char   *name;
+  GBytes *values;
+} SerioEntry;
+
+struct _SerioBundle
+{
+  GObject  parent_instance;
+
+  GArray  *entries;   /* of SerioEntry */
+};
+
+G_DEFINE_FINAL_TYPE (SerioBundle, serio_bundle, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_N_ARRAYS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+/* get_values() of an empty array points here rather than returning NULL. */
+static const double empty_values[1];
+
+static void
+serio_entry_clear (gpointer data)
+{
+  SerioEntry *entry = data;
+
+  g_clear_pointer (&entry->name, g_free);
+  g_clear_pointer (&entry->values, g_bytes_unref);
+}
+
+static void
+serio_bundle_finalize (GObject *object)
+{
+  SerioBundle *self = (SerioBundle *) object;
+
+  g_clear_pointer (&self->entries, g_array_unref);
+
+  G_OBJECT_CLASS (serio_bundle_parent_class)->finalize (object);
+}
+
+static void
+serio_bundle_get_property (GObject    *object,
+                           guint       prop_id,
+                           GValue     *value,
+                           GParamSpec *pspec)
+{
+  SerioBundle *self = SERIO_BUNDLE (object);
+
+  switch (prop_id)
+    {
+    case PROP_N_ARRAYS:
+      g_value_set_uint (value, serio_bundle_get_n_arrays (self));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+serio_bundle_class_init (SerioBundleClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = serio_bundle_finalize;
+  object_class->get_property = serio_bundle_get_property;
+
+  /**
+   * SerioBundle:n-arrays:
+   *
+   * The number of arrays in the bundle. It only grows, with each
+   * [method@Serio.Bundle.append] and its siblings.
+   */
+  properties[PROP_N_ARRAYS] =
+    g_param_spec_uint ("n-arrays", NULL, NULL,
+                       0, G_MAXUINT, 0,
+                       (G_PARAM_READABLE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  _serio_i18n_init ();
+}
+
+static void
+serio_bundle_init (SerioBundle *self)
+{
+  self->entries = g_array_new (FALSE, FALSE, sizeof (SerioEntry));
+  g_array_set_clear_func (self->entries, serio_entry_clear);
+}
+
+static inline SerioEntry *
+get_entry (SerioBundle *self,
+           guint        index)
+{
+  return &g_array_index (self->entries, SerioEntry, index);
+}
+
+/* Takes ownership of @name (already sanitized) and @values (canonical). */
+static void
+add_entry (SerioBundle *self,
+           char        *name,
+           GBytes      *values)
+{
+  SerioEntry entry = { name, values };
+
+  g_array_append_val (self->entries, entry);
+}
+
+static char *
+sanitize_name (const char *name)
+{
+  char *copy = g_strdup (name);
+
+  for (char *p = copy; *p != '\0'; p++)
+    {
+      if (*p == '|' || *p == '\r' || *p == '\n')
+        *p = '_';
+    }
+
+  return copy;
+}
+
+static void
+append_values (SerioBundle *self,
+               const char  *name,
+               GBytes      *values)
+{
+  add_entry (self, sanitize_name (name), values);
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ARRAYS]);
+}
+
+/**
+ * serio_bundle_new:
+ *
+ * Creates an empty bundle, to be filled with [method@Serio.Bundle.append].
+ * An empty bundle serialises to the empty string.
+ *
+ * Returns: (transfer full): a new, empty bundle
+ */
+SerioBundle *
+serio_bundle_new (void)
+{
+  return g_object_new (SERIO_TYPE_BUNDLE, NULL);
+}
+
+static double *
+begin_array_cb (const char *name,
+                gsize       name_len,
+                gsize       n_values,
+                gpointer    user_data)
+{
+  SerioBundle *self = user_data;
+  double *values = n_values > 0 ? _serio_alloc_large (n_values * sizeof (double)) : NULL;
+
+  add_entry (self,
+             g_strndup (name, name_len),
+             g_bytes_new_take (values, n_values * sizeof (double)));
+
+  return values;
+}
+
+static SerioBundle *
+from_data (const char  *text,
+           gsize        len,
+           GError     **error)
+{
+  g_autoptr(SerioBundle) self = serio_bundle_new ();
+
+  if (!_serio_codec_read (text, len, begin_array_cb, self, error))
+    return NULL;
+
+  return g_steal_pointer (&self);
+}
+
+/**
+ * serio_bundle_from_string: (constructor)
+ * @text: v1 text, as made by [method@Serio.Bundle.to_string]
+ * @error: return location for a #GError
+ *
+ * Parses v1 text into a new bundle.
+ *
+ * The parser is strict: it accepts exactly the canonical text that
+ * [method@Serio.Bundle.to_string] writes, except that lines may end in CR LF
+ * and blank lines are skipped. Anything else (a truncated last line, an
+ * unknown version, a malformed or non-canonical value, a count that differs
+ * from the number of values, a value outside the range of a 64-bit float)
+ * fails with a [error@Serio.Error] whose message names the line and, for a
+ * value, its index and text. No partial bundle is ever returned.
+ *
+ * Use [ctor@Serio.Bundle.from_bytes] for data that is not NUL-terminated.
+ *
+ * Returns: (transfer full): a new bundle, or %NULL with @error set
+ */
+SerioBundle *
+serio_bundle_from_string (const char  *text,
+                          GError     **error)
+{
+  g_return_val_if_fail (text != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  return from_data (text, strlen (text), error);
+}
+
+/**
+ * serio_bundle_from_bytes: (constructor)
+ * @bytes: v1 text; it needs no terminating NUL
+ * @error: return location for a #GError
+ *
+ * Parses the v1 text in @bytes into a new bundle, with the same rules as
+ * [ctor@Serio.Bundle.from_string]. A NUL byte anywhere in @bytes is a
+ * %SERIO_ERROR_SYNTAX error.
+ *
+ * Returns: (transfer full): a new bundle, or %NULL with @error set
+ */
+SerioBundle *
+serio_bundle_from_bytes (GBytes  *bytes,
+                         GError **error)
+{
+  gconstpointer data;
+  gsize size;
+
+  g_return_val_if_fail (bytes != NULL, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  data = g_bytes_get_data (bytes, &size);
+
+  return from_data (data, size, error);
+}
+
+/* Serialises the bundle into a newly allocated, NUL-terminated buffer. */
+static char *
+serialize (SerioBundle *self,
+           gsize       *len)
+{
+  gsize bound = 1;
+  char *buffer, *out;
+
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      SerioEntry *entry = get_entry (self, i);
+      gsize record = _serio_codec_record_bound (strlen (entry->name),
+                                                g_bytes_get_size (entry->values) / sizeof (double));
+
+      if (!g_size_checked_add (&bound, bound, record))
+        g_error ("%s: the bundle is too large to serialise", G_STRLOC);
+    }
+
+  buffer = out = _serio_alloc_large (bound);
+
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      SerioEntry *entry = get_entry (self, i);
+      gsize size;
+      const double *values = g_bytes_get_data (entry->values, &size);
+
+      out = _serio_codec_write_record (out, entry->name, strlen (entry->name),
+                                       values, size / sizeof (double));
+    }
+
+  *out = '\0';
+  *len = out - buffer;
+
+  /* The bound allows for the longest token; give back what the values did
+   * not need. */
+  return g_realloc (buffer, *len + 1);
+}
+
+/**
+ * serio_bundle_to_string:
+ * @self: a #SerioBundle
+ *
+ * Serialises the bundle to v1 text: one line per array, in order, each
+ * ending in a line feed, with every value written as its one canonical
+ * token. The empty bundle gives the empty string.
+ *
+ * The output is deterministic (equal bundles give identical strings), does
+ * not depend on the locale, and reads back with
+ * [ctor@Serio.Bundle.from_string] into a bundle for which
+ * [method@Serio.Bundle.equal] holds.
+ *
+ * Returns: (transfer full): the v1 text of the bundle
+ */
+char *
+serio_bundle_to_string (SerioBundle *self)
+{
+  gsize len;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+
+  return serialize (self, &len);
+}
+
+/**
+ * serio_bundle_to_bytes:
+ * @self: a #SerioBundle
+ *
+ * Serialises the bundle like [method@Serio.Bundle.to_string], into a
+ * #GBytes that holds the text without a terminating NUL: ready to write to
+ * a stream or to checksum with [func@Serio.checksum_bytes].
+ *
+ * Returns: (transfer full): the v1 text of the bundle
+ */
+GBytes *
+serio_bundle_to_bytes (SerioBundle *self)
+{
+  gsize len;
+  char *text;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+
+  text = serialize (self, &len);
+
+  return g_bytes_new_take (text, len);
+}
+
+/**
+ * serio_bundle_append:
+ * @self: a #SerioBundle
+ * @name: the name of the array, valid UTF-8
+ * @values: (array length=n_values) (nullable): the values to copy
+ * @n_values: the number of values; @values may be %NULL when it is 0
+ *
+ * Appends a copy of @values to the bundle under @name.
+ *
+ * Every `|`, carriage return and line feed in @name is replaced with `_`,
+ * and every NaN is stored as the default quiet NaN, so that the bundle holds
+ * exactly what its text will hold. Names may be empty and may repeat.
+ */
+void
+serio_bundle_append (SerioBundle  *self,
+                     const char   *name,
+                     const double *values,
+                     gsize         n_values)
+{
+  double *copy;
+
+  g_return_if_fail (SERIO_IS_BUNDLE (self));
+  g_return_if_fail (name != NULL);
+  g_return_if_fail (g_utf8_validate (name, -1, NULL));
+  g_return_if_fail (values != NULL || n_values == 0);
+  g_return_if_fail (n_values <= G_MAXSIZE / sizeof (double));
+
+  copy = n_values > 0 ? g_memdup2 (values, n_values * sizeof (double)) : NULL;
+  _serio_codec_canonicalize (copy, n_values);
+
+  append_values (self, name, g_bytes_new_take (copy, n_values * sizeof (double)));
+}
+
+/**
+ * serio_bundle_append_array:
+ * @self: a #SerioBundle
+ * @name: the name of the array, valid UTF-8
+ * @values: (element-type gdouble): the values to copy
+ *
+ * Appends a copy of the doubles in @values, like
+ * [method@Serio.Bundle.append].
+ */
+void
+serio_bundle_append_array (SerioBundle *self,
+                           const char  *name,
+                           GArray      *values)
+{
+  g_return_if_fail (SERIO_IS_BUNDLE (self));
+  g_return_if_fail (values != NULL);
+  g_return_if_fail (g_array_get_element_size (values) == sizeof (double));
+
+  serio_bundle_append (self, name, (const double *) (gconstpointer) values->data, values->len);
+}
+
+/**
+ * serio_bundle_append_bytes:
+ * @self: a #SerioBundle
+ * @name: the name of the array, valid UTF-8
+ * @values: the values as native-endian 64-bit floats; its size must be a
+ *   multiple of 8
+ *
+ * Appends the doubles held in @values, like [method@Serio.Bundle.append].
+ *
+ * This is the fast path from bindings: in Python,
+ * `bundle.append_bytes("w", GLib.Bytes.new(array.tobytes()))` for a NumPy
+ * float64 array. When @values is suitably aligned and holds no NaN other
+ * than the default quiet NaN, the bundle keeps a reference to it instead of
+ * copying.
+ */
+void
+serio_bundle_append_bytes (SerioBundle *self,
+                           const char  *name,
+                           GBytes      *values)
+{
+  gsize size;
+  gconstpointer data;
+
+  g_return_if_fail (SERIO_IS_BUNDLE (self));
+  g_return_if_fail (name != NULL);
+  g_return_if_fail (g_utf8_validate (name, -1, NULL));
+  g_return_if_fail (values != NULL);
+
+  data = g_bytes_get_data (values, &size);
+  g_return_if_fail (size % sizeof (double) == 0);
+
+  if (size == 0)
+    {
+      append_values (self, name, g_bytes_new (NULL, 0));
+    }
+  else if ((guintptr) data % G_ALIGNOF (double) == 0 &&
+           _serio_codec_is_canonical (data, size / sizeof (double)))
+    {
+      append_values (self, name, g_bytes_ref (values));
+    }
+  else
+    {
+      double *copy = g_memdup2 (data, size);
+
+      _serio_codec_canonicalize (copy, size / sizeof (double));
+      append_values (self, name, g_bytes_new_take (copy, size));
+    }
+}
+
+/**
+ * serio_bundle_get_n_arrays:
+ * @self: a #SerioBundle
+ *
+ * Gets the number of arrays in the bundle.
+ *
+ * Returns: the number of arrays; valid indexes run from 0 to one less
+ */
+guint
+serio_bundle_get_n_arrays (SerioBundle *self)
+{
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), 0);
+
+  return self->entries->len;
+}
+
+/**
+ * serio_bundle_get_name:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ *
+ * Gets the name of the array at @index, as stored (after the replacement
+ * of `|`, CR and LF described at [method@Serio.Bundle.append]).
+ *
+ * Returns: (transfer none): the name, valid UTF-8, owned by the bundle
+ */
+const char *
+serio_bundle_get_name (SerioBundle *self,
+                       guint        index)
+{
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+
+  return get_entry (self, index)->name;
+}
+
+/**
+ * serio_bundle_get_values:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ * @n_values: (out): return location for the number of values
+ *
+ * Gets the values of the array at @index. They stay valid, and never
+ * change, as long as the bundle lives.
+ *
+ * Returns: (array length=n_values) (transfer none): the values, owned by
+ *   the bundle
+ */
+const double *
+serio_bundle_get_values (SerioBundle *self,
+                         guint        index,
+                         gsize       *n_values)
+{
+  gsize size;
+  const double *values;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+  g_return_val_if_fail (n_values != NULL, NULL);
+
+  values = g_bytes_get_data (get_entry (self, index)->values, &size);
+  *n_values = size / sizeof (double);
+
+  return size > 0 ? values : empty_values;
+}
+
+/**
+ * serio_bundle_get_bytes:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ *
+ * Gets the values of the array at @index as native-endian 64-bit floats in
+ * a #GBytes, without copying them.
+ *
+ * This is the fast path to bindings: in Python,
+ * `numpy.frombuffer(bundle.get_bytes(0).get_data(), dtype=numpy.float64)`;
+ * in GJS, `new Float64Array(bundle.get_bytes(0).toArray().buffer)`.
+ *
+ * Returns: (transfer full): the values of the array
+ */
+GBytes *
+serio_bundle_get_bytes (SerioBundle *self,
+                        guint        index)
+{
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+
+  return g_bytes_ref (get_entry (self, index)->values);
+}
+
+/**
+ * serio_bundle_lookup:
+ * @self: a #SerioBundle
+ * @name: the name to look for
+ * @index: (out) (optional): return location for the index of the array
+ *
+ * Finds the first array called @name. Names are compared as stored, that
+ * is after `|`, CR and LF have become `_`.
+ *
+ * Returns: %TRUE if an array called @name exists, %FALSE otherwise
+ */
+gboolean
+serio_bundle_lookup (SerioBundle *self,
+                     const char  *name,
+                     guint       *index)
+{
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      if (strcmp (get_entry (self, i)->name, name) == 0)
+        {
+          if (index != NULL)
+            *index = i;
+          return TRUE;
+        }
+    }
+
+  return FALSE;
+}
+
+/**
+ * serio_bundle_equal:
+ * @a: a #SerioBundle
+ * @b: another #SerioBundle
+ *
+ * Compares two bundles bit for bit: they are equal when they have the same
+ * number of arrays and, at every index, the same name and the same bit
+ * patterns. So a NaN equals a NaN, and 0.0 differs from -0.0.
+ *
+ * Returns: %TRUE if @a and @b hold the same names and bits in the same
+ *   order
+ */
+gboolean
+serio_bundle_equal (SerioBundle *a,
+                    SerioBundle *b)
+{
+  g_return_val_if_fail (SERIO_IS_BUNDLE (a), FALSE);
+  g_return_val_if_fail (SERIO_IS_BUNDLE (b), FALSE);
+
+  if (a == b)
+    return TRUE;
+  if (a->entries->len != b->entries->len)
+    return FALSE;
+
+  for (guint i = 0; i < a->entries->len; i++)
+    {
+      SerioEntry *ea = get_entry (a, i);
+      SerioEntry *eb = get_entry (b, i);
+
+      if (strcmp (ea->name, eb->name) != 0 || !g_bytes_equal (ea->values, eb->values))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files                                                              */
+/* ------------------------------------------------------------------ */
+
+/**
+ * serio_bundle_from_file: (constructor)
+ * @file: the file to read
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Reads @file and parses it like [ctor@Serio.Bundle.from_bytes].
+ *
+ * Failing to read the file gives a %G_IO_ERROR (such as
+ * %G_IO_ERROR_NOT_FOUND or %G_IO_ERROR_IS_DIRECTORY); bad contents give a
+ * [error@Serio.Error]. This blocks: GUI applications should use
+ * [func@Serio.Bundle.from_file_async].
+ *
+ * Returns: (transfer full): a new bundle, or %NULL with @error set
+ */
+SerioBundle *
+serio_bundle_from_file (GFile         *file,
+                        GCancellable  *cancellable,
+                        GError       **error)
+{
+  g_autofree char *contents = NULL;
+  gsize len;
+
+  g_return_val_if_fail (G_IS_FILE (file), NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!g_file_load_contents (file, cancellable, &contents, &len, NULL, error))
+    return NULL;
+
+  return from_data (contents, len, error);
+}
+
+static void
+from_file_thread (GTask        *task,
+                  gpointer      source_object,
+                  gpointer      task_data,
+                  GCancellable *cancellable)
+{
+  GError *error = NULL;
+  SerioBundle *bundle = serio_bundle_from_file (task_data, cancellable, &error);
+
+  if (bundle == NULL)
+    g_task_return_error (task, error);
+  else
+    g_task_return_pointer (task, bundle, g_object_unref);
+}
+
+/**
+ * serio_bundle_from_file_async:
+ * @file: the file to read
+ * @io_priority: the I/O priority of the request, such as
+ *   %G_PRIORITY_DEFAULT
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the bundle is ready
+ * @user_data: the data to pass to @callback
+ *
+ * Reads and parses @file in a worker thread, like
+ * [ctor@Serio.Bundle.from_file], without blocking the main loop. Call
+ * [func@Serio.Bundle.from_file_finish] from @callback for the result.
+ */
+void
+serio_bundle_from_file_async (GFile               *file,
+                              int                  io_priority,
+                              GCancellable        *cancellable,
+                              GAsyncReadyCallback  callback,
+                              gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+
+  g_return_if_fail (G_IS_FILE (file));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  task = g_task_new (NULL, cancellable, callback, user_data);
+  g_task_set_source_tag (task, serio_bundle_from_file_async);
+  g_task_set_priority (task, io_priority);
+  g_task_set_task_data (task, g_object_ref (file), g_object_unref);
+  g_task_run_in_thread (task, from_file_thread);
+}
+
+/**
+ * serio_bundle_from_file_finish:
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [func@Serio.Bundle.from_file_async].
+ *
+ * Returns: (transfer full): a new bundle, or %NULL with @error set
+ */
+SerioBundle *
+serio_bundle_from_file_finish (GAsyncResult  *result,
+                               GError       **error)
+{
+  g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == serio_bundle_from_file_async, NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  return g_task_propagate_pointer (G_TASK (result), error);
+}
+
+/**
+ * serio_bundle_save_to_file:
+ * @self: a #SerioBundle
+ * @file: the file to write
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Writes the v1 text of the bundle to @file, replacing it atomically.
+ *
+ * The text goes to a temporary file next to @file, which is synced to disk
+ * and then renamed over @file. If the save fails part-way (the disk is
+ * full, the operation is cancelled) the temporary file is removed and the
+ * previous contents of @file stay byte for byte as they were; if the program
+ * is killed during the save, @file holds either the old or the new bundle,
+ * never a mixture. When @file did not exist before, a failed save removes
+ * what it had written. A symbolic link at @file is replaced by a regular
+ * file.
+ *
+ * This blocks: GUI applications should use
+ * [method@Serio.Bundle.save_to_file_async].
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_bundle_save_to_file (SerioBundle   *self,
+                           GFile         *file,
+                           GCancellable  *cancellable,
+                           GError       **error)
+{
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GFileOutputStream) stream = NULL;
+  g_autoptr(GCancellable) abandon = NULL;
+  gboolean existed;
+  gconstpointer data;
+  gsize size;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
+  g_return_val_if_fail (G_IS_FILE (file), FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  bytes = serio_bundle_to_bytes (self);
+  data = g_bytes_get_data (bytes, &size);
+
+  existed = g_file_query_exists (file, cancellable);
+  stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
+                           cancellable, error);
+  if (stream == NULL)
+    return FALSE;
+
+  if (g_output_stream_write_all (G_OUTPUT_STREAM (stream), data, size, NULL,
+                                 cancellable, error) &&
+      g_output_stream_close (G_OUTPUT_STREAM (stream), cancellable, error))
+    return TRUE;
+
+  /* Closing a replace stream with a cancelled cancellable removes the
+   * temporary file instead of renaming it over the original: unlike
+   * g_file_replace_contents(), which renames a half-written file into place
+   * when a write fails. */
+  abandon = g_cancellable_new ();
+  g_cancellable_cancel (abandon);
+  g_output_stream_close (G_OUTPUT_STREAM (stream), abandon, NULL);
+
+  /* Without an original, GIO wrote to @file itself. */
+  if (!existed)
+    g_file_delete (file, NULL, NULL);
+
+  return FALSE;
+}
+
+typedef struct
+{
+  SerioBundle *snapshot;
+  GFile       *file;
+} SaveData;
+
+static void
+save_data_free (gpointer data)
+{
+  SaveData *save = data;
+
+  g_clear_object (&save->snapshot);
+  g_clear_object (&save->file);
+  g_free (save);
+}
+
+static void
+save_thread (GTask        *task,
+             gpointer      source_object,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  SaveData *save = task_data;
+  GError *error = NULL;
+
+  if (serio_bundle_save_to_file (save->snapshot, save->file, cancellable, &error))
+    g_task_return_boolean (task, TRUE);
+  else
+    g_task_return_error (task, error);
+}
+
+/* A bundle sharing @self's arrays (immutable GBytes), so that a save in
+ * another thread sees the bundle as it was when the save started. */
+static SerioBundle *
+snapshot (SerioBundle *self)
+{
+  SerioBundle *copy = serio_bundle_new ();
+
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      SerioEntry *entry = get_entry (self, i);
+
+      add_entry (copy, g_strdup (entry->name), g_bytes_ref (entry->values));
+    }
+
+  return copy;
+}
+
+/**
+ * serio_bundle_save_to_file_async:
+ * @self: a #SerioBundle
+ * @file: the file to write
+ * @io_priority: the I/O priority of the request, such as
+ *   %G_PRIORITY_DEFAULT
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the file is written
+ * @user_data: the data to pass to @callback
+ *
+ * Saves the bundle like [method@Serio.Bundle.save_to_file], serialising and
+ * writing in a worker thread so that the main loop does not block. The
+ * bundle is saved as it is when this is called: arrays appended afterwards
+ * are not part of the save. Call [method@Serio.Bundle.save_to_file_finish]
+ * from @callback for the result.
+ */
+void
+serio_bundle_save_to_file_async (SerioBundle         *self,
+                                 GFile               *file,
+                                 int                  io_priority,
+                                 GCancellable        *cancellable,
+                                 GAsyncReadyCallback  callback,
+                                 gpointer             user_data)
+{
+  g_autoptr(GTask) task = NULL;
+  SaveData *save;
+
+  g_return_if_fail (SERIO_IS_BUNDLE (self));
+  g_return_if_fail (G_IS_FILE (file));
+  g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
+
+  save = g_new0 (SaveData, 1);
+  save->snapshot = snapshot (self);
+  save->file = g_object_ref (file);
+
+  task = g_task_new (self, cancellable, callback, user_data);
+  g_task_set_source_tag (task, serio_bundle_save_to_file_async);
+  g_task_set_priority (task, io_priority);
+  g_task_set_task_data (task, save, save_data_free);
+  g_task_run_in_thread (task, save_thread);
+}
+
+/**
+ * serio_bundle_save_to_file_finish:
+ * @self: a #SerioBundle
+ * @result: the #GAsyncResult given to the callback
+ * @error: return location for a #GError
+ *
+ * Finishes [method@Serio.Bundle.save_to_file_async].
+ *
+ * Returns: %TRUE if the file was written, %FALSE with @error set
+ */
+gboolean
+serio_bundle_save_to_file_finish (SerioBundle   *self,
+                                  GAsyncResult  *result,
+                                  GError       **error)
+{
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
+  g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == serio_bundle_save_to_file_async, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  return g_task_propagate_boolean (G_TASK (result), error);
+}

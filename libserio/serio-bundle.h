@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-bundle.h: an ordered list of named Float64 arrays
+ *
+ * Copyright 2026 The libserio authors
+ */
+
+#pragma once
+
+#if !defined(SERIO_INSIDE) && !defined(SERIO_COMPILATION)
+# error "Only <serio.h> can be included directly."
+#endif
+
+#include <gio/gio.h>
+
+#include "serio-version-macros.h"
+
+G_BEGIN_DECLS
+
+#define SERIO_TYPE_BUNDLE (serio_bundle_get_type ())
+
+SERIO_AVAILABLE_IN_ALL
+G_DECLARE_FINAL_TYPE (SerioBundle, serio_bundle, SERIO, BUNDLE, GObject)
+
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_new                  (void);
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_from_string          (const char           *text,
+                                                 GError              **error);
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_from_bytes           (GBytes               *bytes,
+                                                 GError              **error);
+SERIO_AVAILABLE_IN_ALL
+char         *serio_bundle_to_string            (SerioBundle          *self);
+SERIO_AVAILABLE_IN_ALL
+GBytes       *serio_bundle_to_bytes             (SerioBundle          *self);
+
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_append               (SerioBundle          *self,
+                                                 const char           *name,
+                                                 const double         *values,
+                                                 gsize                 n_values);
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_append_array         (SerioBundle          *self,
+                                                 const char           *name,
+                                                 GArray               *values);
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_append_bytes         (SerioBundle          *self,
+                                                 const char           *name,
+                                                 GBytes               *values);
+
+SERIO_AVAILABLE_IN_ALL
+guint         serio_bundle_get_n_arrays         (SerioBundle          *self);
+SERIO_AVAILABLE_IN_ALL
+const char   *serio_bundle_get_name             (SerioBundle          *self,
+                                                 guint                 index);
+SERIO_AVAILABLE_IN_ALL
+const double *serio_bundle_get_values           (SerioBundle          *self,
+                                                 guint                 index,
+                                                 gsize                *n_values);
+SERIO_AVAILABLE_IN_ALL
+GBytes       *serio_bundle_get_bytes            (SerioBundle          *self,
+                                                 guint                 index);
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_bundle_lookup               (SerioBundle          *self,
+                                                 const char           *name,
+                                                 guint                *index);
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_bundle_equal                (SerioBundle          *a,
+                                                 SerioBundle          *b);
+
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_from_file            (GFile                *file,
+                                                 GCancellable         *cancellable,
+                                                 GError              **error);
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_from_file_async      (GFile                *file,
+                                                 int                   io_priority,
+                                                 GCancellable         *cancellable,
+                                                 GAsyncReadyCallback   callback,
+                                                 gpointer              user_data);
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_from_file_finish     (GAsyncResult         *result,
+                                                 GError              **error);
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_bundle_save_to_file         (SerioBundle          *self,
+                                                 GFile                *file,
+                                                 GCancellable         *cancellable,
+                                                 GError              **error);
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_save_to_file_async   (SerioBundle          *self,
+                                                 GFile                *file,
+                                                 int                   io_priority,
+                                                 GCancellable         *cancellable,
+                                                 GAsyncReadyCallback   callback,
+                                                 gpointer              user_data);
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_bundle_save_to_file_finish  (SerioBundle          *self,
+                                                 GAsyncResult         *result,
+                                                 GError              **error);
+
+G_END_DECLS

@@ -1,0 +1,926 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-codec.c: the v1 text codec
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * Values are written as integers ("m p e" means m·2^e with m odd), so
+ * neither direction ever converts between binary and decimal fractions:
+ * writing is taking the bits apart and printing at most two integers,
+ * reading is parsing them and putting the bits together. Both directions
+ * work on whole 8-byte groups of digits (SWAR) and never call into libc's
+ * locale-dependent number functions.
+ */
+
+#include "config.h"
+
+#include <string.h>
+/* SERIO_CODEC_SCALAR forces the portable path, so that tests cover it on
+ * machines with SSE2 too. */
+#if defined(__SSE2__) && !defined(SERIO_CODEC_SCALAR)
+# define SERIO_CODEC_SSE2 1
+# include <emmintrin.h>
+#endif
+
+#include <glib/gi18n-lib.h>
+
+#include "serio-codec.h"
+#include "serio-error.h"
+#include "serio-private.h"
+
+#define FRAC_BITS       52
+#define FRAC_MASK       ((G_GUINT64_CONSTANT (1) << FRAC_BITS) - 1)
+#define EXP_MASK        G_GUINT64_CONSTANT (0x7FF)
+#define SIGN_BIT        (G_GUINT64_CONSTANT (1) << 63)
+#define INF_BITS        G_GUINT64_CONSTANT (0x7FF0000000000000)
+#define TWO_POW_53      (G_GUINT64_CONSTANT (1) << 53)
+#define TWO_POW_62      (G_GUINT64_CONSTANT (1) << 62)
+
+/* Longest digit run whose value is tracked exactly: 19 digits always fit in
+ * 64 bits, and every in-domain number has at most 19. */
+#define MAX_EXACT_DIGITS 19
+
+/* A token is shown in messages up to this many bytes. */
+#define MAX_SHOWN_TOKEN 40
+
+static const char digit_pairs[201] =
+  "00010203040506070809"
+  "10111213141516171819"
+  "20212223242526272829"
+  "30313233343536373839"
+  "40414243444546474849"
+  "50515253545556575859"
+  "60616263646566676869"
+  "70717273747576777879"
+  "80818283848586878889"
+  "90919293949596979899";
+
+static const guint64 powers_of_ten[20] = {
+  G_GUINT64_CONSTANT (1),
+  G_GUINT64_CONSTANT (10),
+  G_GUINT64_CONSTANT (100),
+  G_GUINT64_CONSTANT (1000),
+  G_GUINT64_CONSTANT (10000),
+  G_GUINT64_CONSTANT (100000),
+  G_GUINT64_CONSTANT (1000000),
+  G_GUINT64_CONSTANT (10000000),
+  G_GUINT64_CONSTANT (100000000),
+  G_GUINT64_CONSTANT (1000000000),
+  G_GUINT64_CONSTANT (10000000000),
+  G_GUINT64_CONSTANT (100000000000),
+  G_GUINT64_CONSTANT (1000000000000),
+  G_GUINT64_CONSTANT (10000000000000),
+  G_GUINT64_CONSTANT (100000000000000),
+  G_GUINT64_CONSTANT (1000000000000000),
+  G_GUINT64_CONSTANT (10000000000000000),
+  G_GUINT64_CONSTANT (100000000000000000),
+  G_GUINT64_CONSTANT (1000000000000000000),
+  G_GUINT64_CONSTANT (10000000000000000000),
+};
+
+static inline guint64
+double_to_bits (double value)
+{
+  guint64 bits;
+
+  memcpy (&bits, &value, sizeof bits);
+  return bits;
+}
+
+static inline int
+bit_length (guint64 v)
+{
+  return v == 0 ? 0 : 64 - __builtin_clzll (v);
+}
+
+guint64
+_serio_fnv1a64 (const void *data,
+                gsize       len)
+{
+  const guint8 *p = data;
+  guint64 h = G_GUINT64_CONSTANT (0xcbf29ce484222325);
+
+  for (gsize i = 0; i < len; i++)
+    {
+      h ^= p[i];
+      h *= G_GUINT64_CONSTANT (0x100000001b3);
+    }
+
+  return h;
+}
+
+static inline gboolean
+bits_are_nan (guint64 bits)
+{
+  return (bits & ~SIGN_BIT) > INF_BITS;
+}
+
+gboolean
+_serio_codec_is_canonical (const double *values,
+                           gsize         n_values)
+{
+  for (gsize i = 0; i < n_values; i++)
+    {
+      guint64 bits = double_to_bits (values[i]);
+
+      if (G_UNLIKELY (bits_are_nan (bits) && bits != SERIO_CANONICAL_NAN_BITS))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+void
+_serio_codec_canonicalize (double *values,
+                           gsize   n_values)
+{
+  static const guint64 canonical_nan = SERIO_CANONICAL_NAN_BITS;
+
+  for (gsize i = 0; i < n_values; i++)
+    {
+      if (G_UNLIKELY (bits_are_nan (double_to_bits (values[i]))))
+        memcpy (&values[i], &canonical_nan, sizeof canonical_nan);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Writer                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Eight decimal digits of @v (< 10^8), as the bytes of a little-endian
+ * integer whose lowest byte is the most significant digit. The values are
+ * 0..9, not yet ASCII. */
+static inline guint64
+digits8 (guint32 v)
+{
+  guint64 merged = (guint64) (v / 10000) | ((guint64) (v % 10000) << 32);
+  guint64 hundreds = ((merged * 10486) >> 20) & G_GUINT64_CONSTANT (0x0000007F0000007F);
+  guint64 pairs = hundreds | ((merged - 100 * hundreds) << 16);
+  guint64 tens = ((pairs * 103) >> 10) & G_GUINT64_CONSTANT (0x000F000F000F000F);
+
+  return tens | ((pairs - 10 * tens) << 8);
+}
+
+static inline void
+store8 (char    *out,
+        guint64  digits)
+{
+  guint64 ascii = GUINT64_TO_LE (digits + G_GUINT64_CONSTANT (0x3030303030303030));
+
+  memcpy (out, &ascii, sizeof ascii);
+}
+
+/* The number of decimal digits of @v (> 0), from its bit length and one
+ * comparison, so that the position of the next token is known long before
+ * the digits themselves are computed. */
+static inline int
+decimal_length (guint64 v)
+{
+  static const guint8 digits_of_pow2[65] = {
+    0,  1,  1,  1,  1,  2,  2,  2,  3,  3,  3,  4,  4,  4,  4,  5,  5,
+    5,  6,  6,  6,  7,  7,  7,  7,  8,  8,  8,  9,  9,  9, 10, 10, 10,
+    10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 15, 15, 15,
+    16, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19, 19, 19, 19,
+  };
+  int guess = digits_of_pow2[bit_length (v)];
+
+  return guess + (v >= powers_of_ten[guess]);
+}
+
+#ifdef SERIO_CODEC_SSE2
+/* Sixteen decimal digits of @high and @low (each < 10^8), in order, as
+ * ASCII; the SSE2 form of digits8() for both halves at once (after
+ * W. Muła, "SSE: conversion integers to decimal representation"). */
+static inline __m128i
+digits16_sse2 (guint32 high,
+               guint32 low)
+{
+  const __m128i div10000 = _mm_set1_epi32 ((int) 0xd1b71759);
+  const __m128i ten_thousand = _mm_set1_epi32 (10000);
+  const __m128i div_powers = _mm_setr_epi16 (8389, 5243, 13108, (short) 32768,
+                                             8389, 5243, 13108, (short) 32768);
+  const __m128i shift_powers = _mm_setr_epi16 (1 << (16 - (23 + 2 - 16)), 1 << (16 - (19 + 2 - 16)),
+                                               1 << (16 - 1 - 2), 1 << 15,
+                                               1 << (16 - (23 + 2 - 16)), 1 << (16 - (19 + 2 - 16)),
+                                               1 << (16 - 1 - 2), 1 << 15);
+  const __m128i ten = _mm_set1_epi16 (10);
+  /* [high, 0, low, 0] as 32-bit lanes */
+  __m128i v = _mm_set_epi32 (0, (int) low, 0, (int) high);
+  __m128i abcd = _mm_srli_epi64 (_mm_mul_epu32 (v, div10000), 45);
+  __m128i efgh = _mm_sub_epi32 (v, _mm_mul_epu32 (abcd, ten_thousand));
+  /* 16-bit lanes: [abcd, efgh, 0, 0, ABCD, EFGH, 0, 0] */
+  __m128i v1 = _mm_slli_epi64 (_mm_or_si128 (abcd, _mm_slli_epi64 (efgh, 16)), 2);
+  __m128i v2 = _mm_unpacklo_epi16 (v1, v1);
+  __m128i v2h = _mm_unpackhi_epi16 (v1, v1);
+  __m128i lo_half, hi_half, q;
+
+  lo_half = _mm_unpacklo_epi32 (v2, v2);
+  hi_half = _mm_unpacklo_epi32 (v2h, v2h);
+
+  q = _mm_mulhi_epu16 (_mm_mulhi_epu16 (lo_half, div_powers), shift_powers);
+  lo_half = _mm_sub_epi16 (q, _mm_slli_epi64 (_mm_mullo_epi16 (q, ten), 16));
+  q = _mm_mulhi_epu16 (_mm_mulhi_epu16 (hi_half, div_powers), shift_powers);
+  hi_half = _mm_sub_epi16 (q, _mm_slli_epi64 (_mm_mullo_epi16 (q, ten), 16));
+
+  return _mm_add_epi8 (_mm_packus_epi16 (lo_half, hi_half), _mm_set1_epi8 ('0'));
+}
+#endif
+
+/* Writes @v (> 0) in decimal; may store up to 7 bytes past the result. */
+G_ALWAYS_INLINE static inline char *
+write_u64 (char    *out,
+           guint64  v)
+{
+  int n = decimal_length (v);
+
+  if (n <= 8)
+    {
+      store8 (out, digits8 ((guint32) v) >> (8 * (8 - n)));
+    }
+  else if (n <= 16)
+    {
+      guint64 high = v / 100000000;
+#ifdef SERIO_CODEC_SSE2
+      __m128i digits = digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000));
+      guint64 first = (guint64) _mm_cvtsi128_si64 (digits);
+      guint64 second = (guint64) _mm_cvtsi128_si64 (_mm_unpackhi_epi64 (digits, digits));
+
+      first >>= 8 * (16 - n);
+      memcpy (out, &first, 8);
+      memcpy (out + n - 8, &second, 8);
+#else
+      store8 (out, digits8 ((guint32) high) >> (8 * (16 - n)));
+      store8 (out + n - 8, digits8 ((guint32) (v - high * 100000000)));
+#endif
+    }
+  else
+    {
+      guint64 high = v / G_GUINT64_CONSTANT (10000000000000000);
+      guint64 low16 = v - high * G_GUINT64_CONSTANT (10000000000000000);
+      guint64 mid = low16 / 100000000;
+
+      store8 (out, digits8 ((guint32) high) >> (8 * (24 - n)));
+      store8 (out + n - 16, digits8 ((guint32) mid));
+      store8 (out + n - 8, digits8 ((guint32) (low16 - mid * 100000000)));
+    }
+
+  return out + n;
+}
+
+/* Writes "p" and the exponent, 0 < |e| ≤ 1074. */
+static inline char *
+write_exponent (char *out,
+                int   e)
+{
+  unsigned int u;
+
+  *out++ = 'p';
+  if (e < 0)
+    *out++ = '-';
+  u = (unsigned int) ABS (e);
+
+  if (u < 10)
+    {
+      *out++ = (char) ('0' + u);
+    }
+  else if (u < 100)
+    {
+      memcpy (out, digit_pairs + 2 * u, 2);
+      out += 2;
+    }
+  else if (u < 1000)
+    {
+      *out = (char) ('0' + u / 100);
+      memcpy (out + 1, digit_pairs + 2 * (u % 100), 2);
+      out += 3;
+    }
+  else
+    {
+      memcpy (out, digit_pairs + 2 * (u / 100), 2);
+      memcpy (out + 2, digit_pairs + 2 * (u % 100), 2);
+      out += 4;
+    }
+
+  return out;
+}
+
+/* Writes the canonical token of @value at @out, which must have room for
+ * SERIO_CODEC_TOKEN_MAX + SERIO_CODEC_WRITE_SLACK bytes; returns its end. */
+G_ALWAYS_INLINE static inline char *
+write_token (char   *out,
+             double  value)
+{
+  guint64 bits = double_to_bits (value);
+  guint64 frac = bits & FRAC_MASK;
+  guint64 biased = (bits >> FRAC_BITS) & EXP_MASK;
+  guint64 m;
+  int e, shift;
+
+  if (G_UNLIKELY (biased == EXP_MASK))
+    {
+      if (frac != 0)
+        {
+          memcpy (out, "nan", 3);
+          return out + 3;
+        }
+      *out = '-';
+      out += bits >> 63;
+      memcpy (out, "inf", 3);
+      return out + 3;
+    }
+
+  *out = '-';
+  out += bits >> 63;
+
+  if (G_LIKELY (biased != 0))
+    {
+      m = frac | (G_GUINT64_CONSTANT (1) << FRAC_BITS);
+      e = (int) biased - 1075;
+    }
+  else if (frac != 0)
+    {
+      m = frac;
+      e = -1074;
+    }
+  else
+    {
+      *out = '0';
+      return out + 1;
+    }
+
+  shift = __builtin_ctzll (m);
+  m >>= shift;
+  e += shift;
+
+  /* Integers below 2^62 are written as plain digits. */
+  if (e >= 0 && e + bit_length (m) <= 62)
+    return write_u64 (out, m << e);
+
+  out = write_u64 (out, m);
+  return write_exponent (out, e);
+}
+
+char *
+_serio_codec_write_token (char   *out,
+                          double  value)
+{
+  return write_token (out, value);
+}
+
+/* "v1|" name "|" count "|" tokens and commas "\n", plus slack. */
+gsize
+_serio_codec_record_bound (gsize name_len,
+                           gsize n_values)
+{
+  gsize per_values, bound;
+
+  if (!g_size_checked_mul (&per_values, n_values, SERIO_CODEC_TOKEN_MAX + 1) ||
+      !g_size_checked_add (&bound, per_values, name_len) ||
+      !g_size_checked_add (&bound, bound, 3 + 1 + 20 + 1 + 1 + SERIO_CODEC_WRITE_SLACK))
+    g_error ("%s: a record of %" G_GSIZE_FORMAT " values does not fit in memory",
+             G_STRLOC, n_values);
+
+  return bound;
+}
+
+/* Writes one record; @out must have _serio_codec_record_bound() bytes. */
+char *
+_serio_codec_write_record (char         *out,
+                           const char   *name,
+                           gsize         name_len,
+                           const double *values,
+                           gsize         n_values)
+{
+  memcpy (out, "v1|", 3);
+  out += 3;
+  memcpy (out, name, name_len);
+  out += name_len;
+  *out++ = '|';
+  if (n_values == 0)
+    *out++ = '0';
+  else
+    out = write_u64 (out, n_values);
+  *out++ = '|';
+
+  if (n_values > 0)
+    {
+      out = write_token (out, values[0]);
+      for (gsize i = 1; i < n_values; i++)
+        {
+          *out++ = ',';
+          out = write_token (out, values[i]);
+        }
+    }
+
+  *out++ = '\n';
+  return out;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reader                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct
+{
+  SerioError  code;
+  const char *reason;           /* untranslated, marked with N_() */
+} Problem;
+
+static inline guint64
+load_le64 (const char *p)
+{
+  guint64 v;
+
+  memcpy (&v, p, sizeof v);
+  return GUINT64_FROM_LE (v);
+}
+
+/* The number of leading ASCII digits in the 8 bytes of @chunk (0..8). */
+static inline int
+leading_digits (guint64 chunk)
+{
+  const guint64 high = G_GUINT64_CONSTANT (0x8080808080808080);
+  guint64 low7 = chunk & ~high;
+  guint64 at_least_0 = (low7 + G_GUINT64_CONSTANT (0x5050505050505050)) & high;
+  guint64 above_9 = (low7 + G_GUINT64_CONSTANT (0x4646464646464646)) & high;
+  guint64 not_digit = (~at_least_0 | above_9 | chunk) & high;
+
+  return not_digit == 0 ? 8 : __builtin_ctzll (not_digit) / 8;
+}
+
+/* The value of the first @n (1..8) digits of @chunk. */
+static inline guint64
+parse_digits8 (guint64 chunk,
+               int     n)
+{
+  guint64 v = (chunk & G_GUINT64_CONSTANT (0x0F0F0F0F0F0F0F0F)) << (8 * (8 - n));
+
+  v = (v * 10) + (v >> 8);
+  v = (((v & G_GUINT64_CONSTANT (0x000000FF000000FF)) * G_GUINT64_CONSTANT (0x000F424000000064)) +
+       (((v >> 16) & G_GUINT64_CONSTANT (0x000000FF000000FF)) * G_GUINT64_CONSTANT (0x0000271000000001))) >> 32;
+  return v & 0xFFFFFFFF;
+}
+
+/* Scans the run of digits at @s. Stores its value in @value when it has at
+ * most MAX_EXACT_DIGITS digits, and its length in @n_digits. The run ends
+ * before @line_end, whose byte is never a digit, so the byte-wise tail
+ * needs no bound; 8-byte loads stay below @buf_end. */
+static inline const char *
+scan_digits (const char  *s,
+             const char  *buf_end,
+             guint64     *value,
+             gsize       *n_digits)
+{
+  const char *start = s;
+  guint64 v = 0;
+
+  while (s + 8 <= buf_end)
+    {
+      int n = leading_digits (load_le64 (s));
+
+      if (n == 0)
+        goto done;
+      if ((gsize) (s - start) + n <= MAX_EXACT_DIGITS)
+        v = v * powers_of_ten[n] + parse_digits8 (load_le64 (s), n);
+      s += n;
+      if (n < 8)
+        goto done;
+    }
+
+  while (g_ascii_isdigit (*s))
+    {
+      if ((gsize) (s - start) < MAX_EXACT_DIGITS)
+        v = v * 10 + (guint64) (*s - '0');
+      s++;
+    }
+
+done:
+  *n_digits = (gsize) (s - start);
+  *value = v;
+  return s;
+}
+
+/* The bits of m·2^e, for odd m of @len bits that passed the domain check. */
+static inline guint64
+assemble (guint64 m,
+          int     len,
+          int     e)
+{
+  int top = e + len - 1;
+
+  if (top >= -1022)
+    return ((guint64) (top + 1023) << FRAC_BITS) | ((m << (53 - len)) & FRAC_MASK);
+
+  return m << (e + 1074);
+}
+
+#define PROBLEM(c, r) G_STMT_START { problem->code = (c); problem->reason = (r); return NULL; } G_STMT_END
+
+/* Parses the token at @s, which ends at a comma or at @line_end. Returns the
+ * end of the token and its bits in @bits, or %NULL with @problem set. */
+static inline const char *
+parse_token (const char *s,
+             const char *line_end,
+             const char *buf_end,
+             guint64    *bits,
+             Problem    *problem)
+{
+  guint64 sign = 0;
+  guint64 v;
+  gsize n_digits;
+
+  if (*s == '-')
+    {
+      sign = SIGN_BIT;
+      s++;
+    }
+
+  if (G_LIKELY (*s >= '1' && *s <= '9'))
+    {
+      s = scan_digits (s, buf_end, &v, &n_digits);
+
+      if (*s == 'p')
+        {
+          gboolean odd = (s[-1] - '0') & 1;
+          gboolean e_negative = FALSE;
+          guint64 e_abs;
+          gsize e_digits;
+          int len, e;
+
+          s++;
+          if (*s == '-')
+            {
+              e_negative = TRUE;
+              s++;
+            }
+          if (G_UNLIKELY (*s < '1' || *s > '9'))
+            PROBLEM (SERIO_ERROR_SYNTAX,
+                     N_("the exponent must be a nonzero decimal integer without sign or leading zero"));
+          s = scan_digits (s, buf_end, &e_abs, &e_digits);
+
+          if (G_UNLIKELY (s != line_end && *s != ','))
+            PROBLEM (SERIO_ERROR_SYNTAX, N_("unexpected character in a value"));
+          if (G_UNLIKELY (!odd))
+            PROBLEM (SERIO_ERROR_SYNTAX, N_("the significand of a “p” value must be odd"));
+          if (G_UNLIKELY (n_digits > 16 || v >= TWO_POW_53))
+            PROBLEM (SERIO_ERROR_DOMAIN, N_("the significand is not below 2^53"));
+          if (G_UNLIKELY (e_digits > 4))
+            PROBLEM (SERIO_ERROR_DOMAIN, N_("the value is out of the range of a 64-bit float"));
+
+          e = e_negative ? -(int) e_abs : (int) e_abs;
+          len = bit_length (v);
+          if (G_UNLIKELY (e < -1074 || e + len - 1 > 1023))
+            PROBLEM (SERIO_ERROR_DOMAIN, N_("the value is out of the range of a 64-bit float"));
+          if (G_UNLIKELY (e > 0 && e + len <= 62))
+            PROBLEM (SERIO_ERROR_SYNTAX, N_("an integer below 2^62 must be written as plain digits"));
+
+          *bits = sign | assemble (v, len, e);
+          return s;
+        }
+
+      if (G_UNLIKELY (s != line_end && *s != ','))
+        PROBLEM (SERIO_ERROR_SYNTAX, N_("unexpected character in a value"));
+      if (G_UNLIKELY (n_digits > MAX_EXACT_DIGITS || v >= TWO_POW_62))
+        PROBLEM (SERIO_ERROR_DOMAIN, N_("an integer in plain digits must be below 2^62"));
+
+      {
+        int tz = __builtin_ctzll (v);
+        int len = bit_length (v) - tz;
+
+        if (G_UNLIKELY (len > 53))
+          PROBLEM (SERIO_ERROR_DOMAIN, N_("the integer cannot be held exactly by a 64-bit float"));
+        *bits = sign | assemble (v >> tz, len, tz);
+      }
+      return s;
+    }
+
+  switch (*s)
+    {
+    case '0':
+      s++;
+      if (G_UNLIKELY (s != line_end && *s != ','))
+        PROBLEM (SERIO_ERROR_SYNTAX, N_("a number must not start with a leading zero"));
+      *bits = sign;
+      return s;
+
+    case 'i':
+      if (s[1] == 'n' && s[2] == 'f' && (s + 3 == line_end || s[3] == ','))
+        {
+          *bits = sign | INF_BITS;
+          return s + 3;
+        }
+      break;
+
+    case 'n':
+      if (sign == 0 && s[1] == 'a' && s[2] == 'n' && (s + 3 == line_end || s[3] == ','))
+        {
+          *bits = SERIO_CANONICAL_NAN_BITS;
+          return s + 3;
+        }
+      break;
+
+    case ',':
+      if (sign == 0)
+        PROBLEM (SERIO_ERROR_SYNTAX, N_("the value is empty"));
+      break;
+
+    default:
+      if (s == line_end && sign == 0)
+        PROBLEM (SERIO_ERROR_SYNTAX, N_("the value is empty"));
+      break;
+    }
+
+  PROBLEM (SERIO_ERROR_SYNTAX, N_("not a valid value"));
+}
+
+#undef PROBLEM
+
+/* A short, printable, valid UTF-8 rendering of untrusted bytes for
+ * messages: control characters and invalid bytes become \xNN escapes and
+ * long texts end in an ellipsis. */
+static char *
+describe_bytes (const char *text,
+                gsize       len)
+{
+  GString *out = g_string_sized_new (MIN (len, MAX_SHOWN_TOKEN) + 8);
+  const char *p = text;
+  const char *end = text + len;
+
+  while (p < end)
+    {
+      gunichar c;
+      const char *next;
+
+      if (out->len >= MAX_SHOWN_TOKEN)
+        {
+          g_string_append (out, "…");
+          break;
+        }
+
+      c = g_utf8_get_char_validated (p, end - p);
+      if (c == (gunichar) -1 || c == (gunichar) -2 || c < 0x20 || c == 0x7F)
+        {
+          g_string_append_printf (out, "\\x%02X", (guint) (guchar) *p);
+          p++;
+          continue;
+        }
+
+      next = g_utf8_next_char (p);
+      g_string_append_len (out, p, next - p);
+      p = next;
+    }
+
+  return g_string_free (out, FALSE);
+}
+
+static gulong
+count_lines (const char *text,
+             gsize       len)
+{
+  gulong lines = 1;
+  const char *p = text;
+  const char *end = text + len;
+
+  while ((p = memchr (p, '\n', end - p)) != NULL)
+    {
+      lines++;
+      p++;
+    }
+
+  return lines;
+}
+
+G_GNUC_PRINTF (4, 5)
+static void
+set_line_error (GError     **error,
+                SerioError   code,
+                gulong       line,
+                const char  *format,
+                ...)
+{
+  va_list args;
+  g_autofree char *detail = NULL;
+
+  va_start (args, format);
+  detail = g_strdup_vprintf (format, args);
+  va_end (args);
+
+  /* TRANSLATORS: the prefix of every error about a line of a v1 file;
+   * the first placeholder is a line number, the second the problem. */
+  g_set_error (error, SERIO_ERROR, code, _("Line %lu: %s"), line, detail);
+}
+
+static void
+set_token_error (GError     **error,
+                 const Problem *problem,
+                 gulong       line,
+                 gsize        index,
+                 const char  *token,
+                 const char  *line_end)
+{
+  const char *comma = memchr (token, ',', line_end - token);
+  g_autofree char *shown = describe_bytes (token, (comma ? comma : line_end) - token);
+
+  /* TRANSLATORS: an error about one value of a v1 record: line number,
+   * 1-based index of the value in its record, the value's text as found,
+   * and the problem. */
+  g_set_error (error, SERIO_ERROR, problem->code,
+               _("Line %lu, value %lu “%s”: %s"),
+               line, (gulong) index, shown, _(problem->reason));
+}
+
+/* "v" or "V", one or more digits, then "|". */
+static gboolean
+has_version_tag (const char *p,
+                 const char *line_end)
+{
+  const char *q = p + 1;
+
+  if (p == line_end || (*p != 'v' && *p != 'V'))
+    return FALSE;
+  while (q < line_end && g_ascii_isdigit (*q))
+    q++;
+
+  return q > p + 1 && q < line_end && *q == '|';
+}
+
+static gboolean
+check_name (const char  *name,
+            const char  *name_end,
+            gulong       line,
+            GError     **error)
+{
+  const char *reason = NULL;
+
+  if (memchr (name, '\0', name_end - name) != NULL)
+    reason = _("the array name contains a NUL byte");
+  else if (memchr (name, '\r', name_end - name) != NULL)
+    reason = _("the array name contains a carriage return");
+  else if (!g_utf8_validate_len (name, name_end - name, NULL))
+    reason = _("the array name is not valid UTF-8");
+
+  if (reason != NULL)
+    {
+      set_line_error (error, SERIO_ERROR_SYNTAX, line, "%s", reason);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+parse_record (const char           *p,
+              const char           *line_end,
+              const char           *buf_end,
+              gulong                line,
+              SerioCodecArrayFunc   begin_array,
+              gpointer              user_data,
+              GError              **error)
+{
+  const char *name, *bar, *count_start, *s;
+  guint64 count;
+  gsize count_digits, field_len, max_tokens, n_tokens, store_limit;
+  double *values = NULL;
+
+  if (G_UNLIKELY (line_end - p < 3 || p[0] != 'v' || p[1] != '1' || p[2] != '|'))
+    {
+      if (has_version_tag (p, line_end))
+        {
+          g_autofree char *tag = describe_bytes (p, (const char *) memchr (p, '|', line_end - p) - p);
+
+          set_line_error (error, SERIO_ERROR_VERSION, line,
+                          _("unsupported format version “%s” (this library reads “v1”)"), tag);
+        }
+      else
+        {
+          set_line_error (error, SERIO_ERROR_SYNTAX, line, "%s",
+                          _("a record must start with “v1|”"));
+        }
+      return FALSE;
+    }
+
+  name = p + 3;
+  bar = memchr (name, '|', line_end - name);
+  if (G_UNLIKELY (!check_name (name, bar ? bar : line_end, line, error)))
+    return FALSE;
+  if (G_UNLIKELY (bar == NULL))
+    {
+      set_line_error (error, SERIO_ERROR_SYNTAX, line, "%s",
+                      _("the array name is not followed by “|” and a count"));
+      return FALSE;
+    }
+
+  count_start = bar + 1;
+  if (G_UNLIKELY (!g_ascii_isdigit (*count_start)))
+    goto bad_count;
+  s = scan_digits (count_start, buf_end, &count, &count_digits);
+  if (G_UNLIKELY (*s != '|' || (*count_start == '0' && count_digits > 1)))
+    goto bad_count;
+
+  /* n tokens take at least 2n - 1 bytes: a count beyond that cannot match,
+   * and nothing is allocated for it. */
+  s++;
+  field_len = line_end - s;
+  max_tokens = field_len / 2 + (field_len & 1);
+  if (G_LIKELY (count_digits <= MAX_EXACT_DIGITS && count <= max_tokens))
+    {
+      values = begin_array (name, bar - name, count, user_data);
+      store_limit = count;
+    }
+  else
+    {
+      store_limit = 0;
+    }
+
+  n_tokens = 0;
+  if (field_len > 0)
+    {
+      for (;;)
+        {
+          Problem problem;
+          guint64 bits;
+          const char *token = s;
+
+          s = parse_token (s, line_end, buf_end, &bits, &problem);
+          if (G_UNLIKELY (s == NULL))
+            {
+              set_token_error (error, &problem, line, n_tokens + 1, token, line_end);
+              return FALSE;
+            }
+          if (G_LIKELY (n_tokens < store_limit))
+            memcpy (values + n_tokens, &bits, sizeof bits);
+          n_tokens++;
+          if (s == line_end)
+            break;
+          s++;
+        }
+    }
+
+  if (G_UNLIKELY (count_digits > MAX_EXACT_DIGITS || count != n_tokens))
+    {
+      g_autofree char *declared = describe_bytes (count_start, count_digits);
+
+      set_line_error (error, SERIO_ERROR_LENGTH, line,
+                      g_dngettext (GETTEXT_PACKAGE,
+                                   "the count is %s but the record holds %lu value",
+                                   "the count is %s but the record holds %lu values",
+                                   n_tokens),
+                      declared, (gulong) n_tokens);
+      return FALSE;
+    }
+
+  return TRUE;
+
+bad_count:
+  {
+    const char *count_end = memchr (count_start, '|', line_end - count_start);
+    g_autofree char *shown = describe_bytes (count_start,
+                                             (count_end ? count_end : line_end) - count_start);
+
+    set_line_error (error, SERIO_ERROR_SYNTAX, line,
+                    _("the count “%s” is not a decimal number without sign or leading zero, followed by “|”"),
+                    shown);
+    return FALSE;
+  }
+}
+
+gboolean
+_serio_codec_read (const char           *text,
+                   gsize                 len,
+                   SerioCodecArrayFunc   begin_array,
+                   gpointer              user_data,
+                   GError              **error)
+{
+  const char *p = text;
+  const char *end = text + len;
+  gulong line = 0;
+
+  if (len == 0)
+    return TRUE;
+
+  _serio_i18n_init ();
+
+  if (G_UNLIKELY (text[len - 1] != '\n'))
+    {
+      set_line_error (error, SERIO_ERROR_TRUNCATED, count_lines (text, len), "%s",
+                      _("the input does not end with a line feed; it may have been cut short"));
+      return FALSE;
+    }
+
+  while (p < end)
+    {
+      const char *nl = memchr (p, '\n', end - p);
+      const char *line_end = nl;
+
+      line++;
+      if (line_end > p && line_end[-1] == '\r')
+        line_end--;
+
+      if (line_end != p &&
+          G_UNLIKELY (!parse_record (p, line_end, end, line, begin_array, user_data, error)))
+        return FALSE;
+
+      p = nl + 1;
+    }
+
+  return TRUE;
+}
