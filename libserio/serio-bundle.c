@@ -51,15 +51,20 @@
 
 typedef struct
 {
-  char   *name;
-  GBytes *values;
+  const char   *name;       /* in the bundle's names chunk */
+  const double *values;     /* inside @owner, or empty_values */
+  gsize         n_values;
+  GBytes       *owner;      /* %NULL for an empty array; the bundle's
+                             * blocks hold the reference */
 } SerioEntry;
 
 struct _SerioBundle
 {
-  GObject  parent_instance;
+  GObject       parent_instance;
 
-  GArray  *entries;   /* of SerioEntry */
+  GArray       *entries;    /* of SerioEntry */
+  GStringChunk *names;
+  GPtrArray    *blocks;     /* of GBytes: every owner of values, once */
 };
 
 G_DEFINE_FINAL_TYPE (SerioBundle, serio_bundle, G_TYPE_OBJECT)
@@ -75,14 +80,12 @@ static GParamSpec *properties[N_PROPS];
 /* get_values() of an empty array points here rather than returning NULL. */
 static const double empty_values[1];
 
-static void
-serio_entry_clear (gpointer data)
-{
-  SerioEntry *entry = data;
+#define NAMES_CHUNK_SIZE 1024
 
-  g_clear_pointer (&entry->name, g_free);
-  g_clear_pointer (&entry->values, g_bytes_unref);
-}
+/* While parsing, arrays of up to SLAB_RECORD_MAX values are packed into
+ * shared slabs of SLAB_VALUES values. */
+#define SLAB_VALUES      8192
+#define SLAB_RECORD_MAX  (SLAB_VALUES / 4)
 
 static void
 serio_bundle_finalize (GObject *object)
@@ -90,6 +93,8 @@ serio_bundle_finalize (GObject *object)
   SerioBundle *self = (SerioBundle *) object;
 
   g_clear_pointer (&self->entries, g_array_unref);
+  g_clear_pointer (&self->names, g_string_chunk_free);
+  g_clear_pointer (&self->blocks, g_ptr_array_unref);
 
   G_OBJECT_CLASS (serio_bundle_parent_class)->finalize (object);
 }
@@ -141,7 +146,8 @@ static void
 serio_bundle_init (SerioBundle *self)
 {
   self->entries = g_array_new (FALSE, FALSE, sizeof (SerioEntry));
-  g_array_set_clear_func (self->entries, serio_entry_clear);
+  self->names = g_string_chunk_new (NAMES_CHUNK_SIZE);
+  self->blocks = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
 }
 
 static inline SerioEntry *
@@ -151,37 +157,44 @@ get_entry (SerioBundle *self,
   return &g_array_index (self->entries, SerioEntry, index);
 }
 
-/* Takes ownership of @name (already sanitized) and @values (canonical). */
+/* Adds an array whose name is already in self->names and whose values,
+ * already canonical, live in @owner (which the caller has added to
+ * self->blocks) or are empty. */
 static void
-add_entry (SerioBundle *self,
-           char        *name,
-           GBytes      *values)
+add_entry (SerioBundle  *self,
+           const char   *name,
+           const double *values,
+           gsize         n_values,
+           GBytes       *owner)
 {
-  SerioEntry entry = { name, values };
+  SerioEntry entry = { name, n_values > 0 ? values : empty_values, n_values, owner };
 
   g_array_append_val (self->entries, entry);
 }
 
-static char *
-sanitize_name (const char *name)
+/* Appends an array from the public API: sanitizes the name and takes
+ * ownership of @owner, which holds exactly the canonical values. */
+static void
+append_values (SerioBundle *self,
+               const char  *name,
+               GBytes      *owner)
 {
-  char *copy = g_strdup (name);
+  char *stored = g_string_chunk_insert (self->names, name);
+  gsize size;
+  const double *values = g_bytes_get_data (owner, &size);
 
-  for (char *p = copy; *p != '\0'; p++)
+  for (char *p = stored; *p != '\0'; p++)
     {
       if (*p == '|' || *p == '\r' || *p == '\n')
         *p = '_';
     }
 
-  return copy;
-}
+  if (size > 0)
+    g_ptr_array_add (self->blocks, owner);
+  else
+    g_clear_pointer (&owner, g_bytes_unref);
 
-static void
-append_values (SerioBundle *self,
-               const char  *name,
-               GBytes      *values)
-{
-  add_entry (self, sanitize_name (name), values);
+  add_entry (self, stored, values, size / sizeof (double), owner);
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_N_ARRAYS]);
 }
 
@@ -199,18 +212,55 @@ serio_bundle_new (void)
   return g_object_new (SERIO_TYPE_BUNDLE, NULL);
 }
 
+typedef struct
+{
+  SerioBundle *bundle;
+  double      *slab;        /* free space in the current slab */
+  gsize        slab_free;   /* in values */
+  GBytes      *slab_owner;
+} ParseContext;
+
 static double *
 begin_array_cb (const char *name,
                 gsize       name_len,
                 gsize       n_values,
                 gpointer    user_data)
 {
-  SerioBundle *self = user_data;
-  double *values = n_values > 0 ? _serio_alloc_large (n_values * sizeof (double)) : NULL;
+  ParseContext *context = user_data;
+  SerioBundle *self = context->bundle;
+  const char *stored = g_string_chunk_insert_len (self->names, name, name_len);
+  double *values;
+  GBytes *owner;
 
-  add_entry (self,
-             g_strndup (name, name_len),
-             g_bytes_new_take (values, n_values * sizeof (double)));
+  if (n_values == 0)
+    {
+      values = NULL;
+      owner = NULL;
+    }
+  else if (n_values <= SLAB_RECORD_MAX)
+    {
+      /* Short arrays share slabs, so that a file of many tiny records
+       * costs about as much memory as its text, not an allocation each. */
+      if (context->slab_free < n_values)
+        {
+          context->slab = g_new (double, SLAB_VALUES);
+          context->slab_free = SLAB_VALUES;
+          context->slab_owner = g_bytes_new_take (context->slab, SLAB_VALUES * sizeof (double));
+          g_ptr_array_add (self->blocks, context->slab_owner);
+        }
+      values = context->slab;
+      owner = context->slab_owner;
+      context->slab += n_values;
+      context->slab_free -= n_values;
+    }
+  else
+    {
+      values = _serio_alloc_large (n_values * sizeof (double));
+      owner = g_bytes_new_take (values, n_values * sizeof (double));
+      g_ptr_array_add (self->blocks, owner);
+    }
+
+  add_entry (self, stored, values, n_values, owner);
 
   return values;
 }
@@ -221,8 +271,9 @@ from_data (const char  *text,
            GError     **error)
 {
   g_autoptr(SerioBundle) self = serio_bundle_new ();
+  ParseContext context = { self, NULL, 0, NULL };
 
-  if (!_serio_codec_read (text, len, begin_array_cb, self, error))
+  if (!_serio_codec_read (text, len, begin_array_cb, &context, error))
     return NULL;
 
   return g_steal_pointer (&self);
@@ -294,8 +345,7 @@ serialize (SerioBundle *self,
   for (guint i = 0; i < self->entries->len; i++)
     {
       SerioEntry *entry = get_entry (self, i);
-      gsize record = _serio_codec_record_bound (strlen (entry->name),
-                                                g_bytes_get_size (entry->values) / sizeof (double));
+      gsize record = _serio_codec_record_bound (strlen (entry->name), entry->n_values);
 
       if (!g_size_checked_add (&bound, bound, record))
         g_error ("%s: the bundle is too large to serialise", G_STRLOC);
@@ -306,11 +356,9 @@ serialize (SerioBundle *self,
   for (guint i = 0; i < self->entries->len; i++)
     {
       SerioEntry *entry = get_entry (self, i);
-      gsize size;
-      const double *values = g_bytes_get_data (entry->values, &size);
 
       out = _serio_codec_write_record (out, entry->name, strlen (entry->name),
-                                       values, size / sizeof (double));
+                                       entry->values, entry->n_values);
     }
 
   *out = '\0';
@@ -454,11 +502,7 @@ serio_bundle_append_bytes (SerioBundle *self,
   data = g_bytes_get_data (values, &size);
   g_return_if_fail (size % sizeof (double) == 0);
 
-  if (size == 0)
-    {
-      append_values (self, name, g_bytes_new (NULL, 0));
-    }
-  else if ((guintptr) data % G_ALIGNOF (double) == 0 &&
+  if ((guintptr) data % G_ALIGNOF (double) == 0 &&
            _serio_codec_is_canonical (data, size / sizeof (double)))
     {
       append_values (self, name, g_bytes_ref (values));
@@ -525,17 +569,16 @@ serio_bundle_get_values (SerioBundle *self,
                          guint        index,
                          gsize       *n_values)
 {
-  gsize size;
-  const double *values;
+  SerioEntry *entry;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
   g_return_val_if_fail (index < self->entries->len, NULL);
   g_return_val_if_fail (n_values != NULL, NULL);
 
-  values = g_bytes_get_data (get_entry (self, index)->values, &size);
-  *n_values = size / sizeof (double);
+  entry = get_entry (self, index);
+  *n_values = entry->n_values;
 
-  return size > 0 ? values : empty_values;
+  return entry->values;
 }
 
 /**
@@ -556,10 +599,25 @@ GBytes *
 serio_bundle_get_bytes (SerioBundle *self,
                         guint        index)
 {
+  SerioEntry *entry;
+  gconstpointer data;
+  gsize size, wanted;
+
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
   g_return_val_if_fail (index < self->entries->len, NULL);
 
-  return g_bytes_ref (get_entry (self, index)->values);
+  entry = get_entry (self, index);
+  if (entry->owner == NULL)
+    return g_bytes_new (NULL, 0);
+
+  data = g_bytes_get_data (entry->owner, &size);
+  wanted = entry->n_values * sizeof (double);
+  if (data == (gconstpointer) entry->values && size == wanted)
+    return g_bytes_ref (entry->owner);
+
+  return g_bytes_new_from_bytes (entry->owner,
+                                 (const char *) entry->values - (const char *) data,
+                                 wanted);
 }
 
 /**
@@ -623,7 +681,9 @@ serio_bundle_equal (SerioBundle *a,
       SerioEntry *ea = get_entry (a, i);
       SerioEntry *eb = get_entry (b, i);
 
-      if (strcmp (ea->name, eb->name) != 0 || !g_bytes_equal (ea->values, eb->values))
+      if (ea->n_values != eb->n_values ||
+          strcmp (ea->name, eb->name) != 0 ||
+          memcmp (ea->values, eb->values, ea->n_values * sizeof (double)) != 0)
         return FALSE;
     }
 
@@ -835,18 +895,22 @@ save_thread (GTask        *task,
     g_task_return_error (task, error);
 }
 
-/* A bundle sharing @self's arrays (immutable GBytes), so that a save in
+/* A bundle sharing @self's values, which never change, so that a save in
  * another thread sees the bundle as it was when the save started. */
 static SerioBundle *
 snapshot (SerioBundle *self)
 {
   SerioBundle *copy = serio_bundle_new ();
 
+  for (guint i = 0; i < self->blocks->len; i++)
+    g_ptr_array_add (copy->blocks, g_bytes_ref (g_ptr_array_index (self->blocks, i)));
+
   for (guint i = 0; i < self->entries->len; i++)
     {
       SerioEntry *entry = get_entry (self, i);
 
-      add_entry (copy, g_strdup (entry->name), g_bytes_ref (entry->values));
+      add_entry (copy, g_string_chunk_insert (copy->names, entry->name),
+                 entry->values, entry->n_values, entry->owner);
     }
 
   return copy;
