@@ -555,7 +555,12 @@ parse_token (const char *s,
           if (G_UNLIKELY (*s < '1' || *s > '9'))
             PROBLEM (SERIO_ERROR_SYNTAX,
                      N_("the exponent must be a nonzero decimal integer without sign or leading zero"));
-          s = scan_digits (s, buf_end, &e_abs, &e_digits);
+          /* Exponents are short: a byte loop beats 8-byte groups here. */
+          for (e_abs = 0, e_digits = 0; g_ascii_isdigit (*s); s++, e_digits++)
+            {
+              if (e_digits < MAX_EXACT_DIGITS)
+                e_abs = e_abs * 10 + (guint64) (*s - '0');
+            }
 
           if (G_UNLIKELY (s != line_end && *s != ','))
             PROBLEM (SERIO_ERROR_SYNTAX, N_("unexpected character in a value"));
