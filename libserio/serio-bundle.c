@@ -421,7 +421,7 @@ serio_bundle_to_bytes (SerioBundle *self)
  * serio_bundle_append:
  * @self: a #SerioBundle
  * @name: the name of the array, valid UTF-8
- * @values: (array length=n_values) (nullable): the values to copy
+ * @values: (array length=n_values): the values to copy
  * @n_values: the number of values; @values may be %NULL when it is 0
  *
  * Appends a copy of @values to the bundle under @name.

@@ -1,0 +1,259 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-serio.vala: libserio from Vala, built against the generated
+ * serio-1.0.vapi. Values are compared by their bytes (assert_cmpmem).
+ */
+
+const uint64 CANONICAL_NAN = 0x7ff8000000000000;
+
+const uint64[] SPECIAL_BITS = {
+  0x0000000000000000, 0x8000000000000000, /* ±0 */
+  0x7ff0000000000000, 0xfff0000000000000, /* ±inf */
+  0x0000000000000001, 0x800fffffffffffff, /* subnormals */
+  0x0010000000000000, 0x7fefffffffffffff, /* smallest normal, max */
+  0x3fb999999999999a, 0x4340000000000001, /* 0.1, 2^53 + 2 */
+  0x7ff8000000000000, 0xfff8000000000000, /* NaNs */
+  0x7ff0000000000001, 0x7fffffffffffffff,
+};
+
+static double[] doubles_from_bits (uint64[] patterns)
+{
+  var values = new double[patterns.length];
+  Memory.copy (values, patterns, patterns.length * sizeof (double));
+  return values;
+}
+
+static bool is_nan_bits (uint64 bits)
+{
+  return (bits & 0x7ff0000000000000) == 0x7ff0000000000000 &&
+         (bits & 0x000fffffffffffff) != 0;
+}
+
+/* What a bundle must hold for @patterns: every NaN made the quiet NaN. */
+static double[] canonical_from_bits (uint64[] patterns)
+{
+  var canonical = new uint64[patterns.length];
+  for (var i = 0; i < patterns.length; i++)
+    canonical[i] = is_nan_bits (patterns[i]) ? CANONICAL_NAN : patterns[i];
+  return doubles_from_bits (canonical);
+}
+
+static unowned uint8[] bytes_of (double[] values)
+{
+  unowned uint8[] bytes = (uint8[]) values;
+  bytes.length = values.length * (int) sizeof (double);
+  return bytes;
+}
+
+static void assert_same_bits (double[] got, double[] expected)
+{
+  assert_cmpint (got.length, CompareOperator.EQ, expected.length);
+  assert_cmpmem (bytes_of (got), bytes_of (expected));
+}
+
+static void test_round_trip ()
+{
+  var bundle = new Serio.Bundle ();
+  bundle.append ("dense.w", { 0.1, -0.0, double.INFINITY });
+  assert_cmpstr (bundle.to_string (), CompareOperator.EQ,
+                 "v1|dense.w|3|3602879701896397p-55,-0,inf\n");
+
+  bundle.append ("special", doubles_from_bits (SPECIAL_BITS));
+  bundle.append ("empty", {});
+  assert_cmpuint (bundle.n_arrays, CompareOperator.EQ, 3);
+  assert_same_bits (bundle.get_values (1), canonical_from_bits (SPECIAL_BITS));
+
+  try
+    {
+      var text = bundle.to_string ();
+      var parsed = new Serio.Bundle.from_string (text);
+      assert_true (parsed.equal (bundle));
+      assert_cmpstr (parsed.to_string (), CompareOperator.EQ, text);
+      assert_same_bits (parsed.get_values (0),
+                        doubles_from_bits ({ 0x3fb999999999999a, 0x8000000000000000, 0x7ff0000000000000 }));
+      assert_same_bits (parsed.get_values (1), canonical_from_bits (SPECIAL_BITS));
+      assert_cmpint (parsed.get_values (2).length, CompareOperator.EQ, 0);
+
+      var from_bytes = new Serio.Bundle.from_bytes (bundle.to_bytes ());
+      assert_true (from_bytes.equal (bundle));
+    }
+  catch (GLib.Error e)
+    {
+      assert_no_error (e);
+    }
+
+  var positive_zero = new Serio.Bundle ();
+  positive_zero.append ("dense.w", { 0.1, 0.0, double.INFINITY });
+  var negative_zero = new Serio.Bundle ();
+  negative_zero.append ("dense.w", { 0.1, -0.0, double.INFINITY });
+  assert_false (positive_zero.equal (negative_zero));
+}
+
+static void test_error_length ()
+{
+  try
+    {
+      new Serio.Bundle.from_string ("v1|w|2|1\n");
+      assert_not_reached ();
+    }
+  catch (Serio.Error.LENGTH e)
+    {
+      assert_error (e, Serio.Error.quark (), Serio.Error.LENGTH);
+      assert_true (e is Serio.Error);
+    }
+  catch (GLib.Error e)
+    {
+      assert_no_error (e);
+    }
+}
+
+static void test_error_truncated ()
+{
+  try
+    {
+      new Serio.Bundle.from_string ("v1|w|1|12");
+      assert_not_reached ();
+    }
+  catch (Serio.Error.TRUNCATED e)
+    {
+      assert_error (e, Serio.Error.quark (), Serio.Error.TRUNCATED);
+    }
+  catch (GLib.Error e)
+    {
+      assert_no_error (e);
+    }
+}
+
+static void check_error (string text, int code)
+{
+  try
+    {
+      new Serio.Bundle.from_string (text);
+      assert_not_reached ();
+    }
+  catch (GLib.Error e)
+    {
+      assert_error (e, Serio.Error.quark (), code);
+    }
+}
+
+static void test_error_codes ()
+{
+  check_error ("v2|x|0|\n", Serio.Error.VERSION);
+  check_error ("v1|x|2|1,01\n", Serio.Error.SYNTAX);
+  check_error ("v1|x|1|\n", Serio.Error.LENGTH);
+  check_error ("v1|x|1|1p1024\n", Serio.Error.DOMAIN);
+  check_error ("v1|x|1|1", Serio.Error.TRUNCATED);
+  assert_cmpuint (Serio.Error.quark (), CompareOperator.EQ,
+                  Quark.from_string ("serio-error-quark"));
+}
+
+static void test_lookup ()
+{
+  var bundle = new Serio.Bundle ();
+  foreach (unowned var name in new string[] { "a", "b", "a" })
+    bundle.append (name, {});
+
+  uint index = 42;
+  assert_true (bundle.lookup ("b", out index));
+  assert_cmpuint (index, CompareOperator.EQ, 1);
+  assert_true (bundle.lookup ("a", out index));
+  assert_cmpuint (index, CompareOperator.EQ, 0);
+  assert_false (bundle.lookup ("missing", out index));
+}
+
+static void test_names ()
+{
+  string[] names = { "température", "日本語", "", "dup", "dup", "a|b\rc\nd" };
+  string[] stored = { "température", "日本語", "", "dup", "dup", "a_b_c_d" };
+  var bundle = new Serio.Bundle ();
+  foreach (unowned var name in names)
+    bundle.append (name, { 1.0 });
+
+  try
+    {
+      var parsed = new Serio.Bundle.from_string (bundle.to_string ());
+      for (uint i = 0; i < stored.length; i++)
+        assert_cmpstr (parsed.get_name (i), CompareOperator.EQ, stored[i]);
+      uint index;
+      assert_true (parsed.lookup ("dup", out index));
+      assert_cmpuint (index, CompareOperator.EQ, 3);
+    }
+  catch (GLib.Error e)
+    {
+      assert_no_error (e);
+    }
+}
+
+static void test_bytes ()
+{
+  Test.summary ("append_bytes stores native-endian doubles with NaNs made "
+                + "canonical and -0 kept; get_bytes returns them");
+
+  var bundle = new Serio.Bundle ();
+  var source = doubles_from_bits (SPECIAL_BITS);
+  bundle.append_bytes ("w", new Bytes (bytes_of (source)));
+
+  var values = bundle.get_bytes (0);
+  assert_cmpuint ((uint) values.get_size (), CompareOperator.EQ,
+                  source.length * (uint) sizeof (double));
+  assert_cmpmem (values.get_data (), bytes_of (canonical_from_bits (SPECIAL_BITS)));
+  assert_same_bits (bundle.get_values (0), canonical_from_bits (SPECIAL_BITS));
+}
+
+static async Serio.Bundle save_and_load (Serio.Bundle bundle, File file) throws GLib.Error
+{
+  assert_true (yield bundle.save_to_file_async (file, Priority.DEFAULT, null));
+  return yield Serio.Bundle.from_file_async (file, Priority.DEFAULT, null);
+}
+
+static void test_files_async ()
+{
+  var bundle = new Serio.Bundle ();
+  bundle.append ("w", doubles_from_bits (SPECIAL_BITS));
+
+  try
+    {
+      var dir = DirUtils.make_tmp ("serio-vala-XXXXXX");
+      var file = File.new_build_filename (dir, "w.serio");
+      var loop = new MainLoop ();
+      Serio.Bundle? loaded = null;
+      GLib.Error? error = null;
+
+      save_and_load.begin (bundle, file, (obj, res) => {
+        try
+          {
+            loaded = save_and_load.end (res);
+          }
+        catch (GLib.Error e)
+          {
+            error = e;
+          }
+        loop.quit ();
+      });
+      loop.run ();
+
+      assert_no_error (error);
+      assert_true (loaded.equal (bundle));
+      assert_true (new Serio.Bundle.from_file (file).equal (bundle));
+      file.delete ();
+      DirUtils.remove (dir);
+    }
+  catch (GLib.Error e)
+    {
+      assert_no_error (e);
+    }
+}
+
+int main (string[] args)
+{
+  Test.init (ref args);
+  Test.add_func ("/vala/round-trip", test_round_trip);
+  Test.add_func ("/vala/error/length", test_error_length);
+  Test.add_func ("/vala/error/truncated", test_error_truncated);
+  Test.add_func ("/vala/error/codes", test_error_codes);
+  Test.add_func ("/vala/lookup", test_lookup);
+  Test.add_func ("/vala/names", test_names);
+  Test.add_func ("/vala/bytes", test_bytes);
+  Test.add_func ("/vala/files-async", test_files_async);
+  return Test.run ();
+}
