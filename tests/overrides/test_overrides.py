@@ -1,0 +1,277 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The PyGObject overrides of Serio.Bundle without NumPy: len, in, [],
+iteration, to_dict/from_dict, repr, the identity semantics of == and bool,
+and the ImportError of the NumPy methods when NumPy is missing.
+
+meson runs this with PYTHONPATH on the build-tree copy of the override and
+SERIO_TEST_OVERRIDE naming that copy.
+"""
+
+import gc
+import json
+import os
+import subprocess
+import sys
+import unittest
+
+import gi
+
+from overrides_common import (Serio, SPECIAL_BITS, canonical, load_patterns,
+                              to_bits, to_floats)
+
+
+def bundle_of(*arrays):
+    """A bundle built with the C API only, from (name, values) pairs."""
+    bundle = Serio.Bundle.new()
+    for name, values in arrays:
+        bundle.append(name, values)
+    return bundle
+
+
+class TestOverrideLoaded(unittest.TestCase):
+
+    def test_module_is_the_build_tree_copy(self):
+        module = sys.modules['gi.overrides.Serio']
+        self.assertEqual(os.path.realpath(module.__file__),
+                         os.path.realpath(os.environ['SERIO_TEST_OVERRIDE']))
+
+    def test_bundle_is_overridden(self):
+        self.assertEqual(Serio.Bundle.__module__, 'gi.overrides.Serio')
+        for attr in ('to_dict', 'from_dict', 'to_numpy', 'append_numpy'):
+            self.assertTrue(hasattr(Serio.Bundle, attr), attr)
+
+    def test_constructors_return_the_override(self):
+        self.assertIs(type(Serio.Bundle.new()), Serio.Bundle)
+        self.assertIs(type(Serio.Bundle.from_string('v1|a|0|\n')), Serio.Bundle)
+
+    def test_system_gi_is_not_shadowed(self):
+        # The gi/ of the build tree has no __init__.py; the real package must
+        # still be the one imported, with the build tree only added to the
+        # path of gi.overrides.
+        self.assertTrue(gi.__file__.endswith(os.path.join('gi', '__init__.py')))
+        override_dir = os.path.dirname(os.environ['SERIO_TEST_OVERRIDE'])
+        self.assertNotEqual(os.path.dirname(gi.__file__),
+                            os.path.dirname(override_dir))
+        self.assertIn(os.path.realpath(override_dir),
+                      [os.path.realpath(p) for p in sys.modules['gi.overrides'].__path__])
+
+    def test_public_overrides_are_documented(self):
+        for attr in ('__len__', '__bool__', '__contains__', '__getitem__',
+                     '__iter__', '__repr__', 'to_dict', 'from_dict',
+                     'to_numpy', 'append_numpy'):
+            self.assertTrue(getattr(Serio.Bundle, attr).__doc__, attr)
+        self.assertTrue(sys.modules['gi.overrides.Serio'].__doc__)
+
+
+class TestLen(unittest.TestCase):
+
+    def test_counts_arrays_with_duplicates(self):
+        self.assertEqual(len(Serio.Bundle.new()), 0)
+        self.assertEqual(len(bundle_of(('a', [1.0]), ('b', []), ('a', [2.0]))), 3)
+
+    def test_empty_bundle_is_true(self):
+        # Deliberately not list-like: "if bundle:" tests for None.
+        self.assertIs(bool(Serio.Bundle.new()), True)
+        self.assertIs(bool(bundle_of(('a', []))), True)
+
+
+class TestLookup(unittest.TestCase):
+
+    def setUp(self):
+        self.bundle = bundle_of(('w', [1.0, 2.0]), ('', [3.0]), ('w', [4.0]),
+                                ('a|b', [5.0]), ('\u00e9t\u00e9', []))
+
+    def test_contains(self):
+        for name in ('w', '', 'a_b', '\u00e9t\u00e9'):
+            self.assertIn(name, self.bundle)
+        for name in ('W', 'x', 'w ', 'a|b', 'ete'):
+            self.assertNotIn(name, self.bundle)
+
+    def test_getitem_returns_first_match_as_list(self):
+        self.assertEqual(to_bits(self.bundle['w']), to_bits([1.0, 2.0]))
+        self.assertIsInstance(self.bundle['w'], list)
+        self.assertEqual(self.bundle['\u00e9t\u00e9'], [])
+        self.assertEqual(to_bits(self.bundle['']), to_bits([3.0]))
+
+    def test_getitem_missing_raises_key_error(self):
+        for name in ('x', 'a|b', 'W'):
+            with self.assertRaises(KeyError) as caught:
+                self.bundle[name]
+            self.assertEqual(caught.exception.args, (name,))
+
+    def test_impossible_names_are_absent(self):
+        # PyGObject would cut 'w\0x' to 'w', which is present.
+        for name in ('w\0x', '\0', '\udc80'):
+            self.assertNotIn(name, self.bundle)
+            with self.assertRaises(KeyError):
+                self.bundle[name]
+
+    def test_non_str_keys_raise_type_error(self):
+        for key in (0, 1.5, None, b'w', ('w',), slice(0, 1)):
+            with self.assertRaises(TypeError):
+                self.bundle[key]
+            with self.assertRaises(TypeError):
+                key in self.bundle
+
+
+class TestIteration(unittest.TestCase):
+
+    def test_pairs_in_order_with_duplicates(self):
+        patterns = SPECIAL_BITS
+        bundle = bundle_of(('a', to_floats(patterns)), ('b', []), ('a', [1.0]))
+        pairs = list(bundle)
+        self.assertEqual([name for name, values in pairs], ['a', 'b', 'a'])
+        self.assertEqual([type(values) for name, values in pairs], [list] * 3)
+        self.assertEqual(to_bits(pairs[0][1]), canonical(patterns))
+        self.assertEqual(pairs[1][1], [])
+        self.assertEqual(to_bits(pairs[2][1]), to_bits([1.0]))
+
+    def test_empty_bundle(self):
+        self.assertEqual(list(Serio.Bundle.new()), [])
+
+    def test_arrays_appended_while_iterating_are_not_visited(self):
+        bundle = bundle_of(('a', []), ('b', []))
+        names = []
+        for name, values in bundle:
+            names.append(name)
+            bundle.append(name + '+', values)
+        self.assertEqual(names, ['a', 'b'])
+        self.assertEqual(len(bundle), 4)
+
+
+class TestToDict(unittest.TestCase):
+
+    def test_first_duplicate_wins_in_bundle_order(self):
+        bundle = bundle_of(('z', [1.0]), ('a', [2.0]), ('z', [3.0]), ('m', []))
+        result = bundle.to_dict()
+        self.assertEqual(list(result), ['z', 'a', 'm'])
+        self.assertEqual(to_bits(result['z']), to_bits([1.0]))
+        self.assertEqual(to_bits(result['a']), to_bits([2.0]))
+        self.assertEqual(result['m'], [])
+
+    def test_empty_bundle(self):
+        self.assertEqual(Serio.Bundle.new().to_dict(), {})
+
+    def test_lists_are_copies(self):
+        bundle = bundle_of(('a', [1.0]))
+        bundle.to_dict()['a'].append(2.0)
+        self.assertEqual(to_bits(bundle['a']), to_bits([1.0]))
+
+    def test_hard_patterns_bit_exact(self):
+        patterns = load_patterns() + SPECIAL_BITS
+        bundle = bundle_of(('p', to_floats(patterns)))
+        self.assertEqual(to_bits(bundle.to_dict()['p']), canonical(patterns))
+
+
+class TestFromDict(unittest.TestCase):
+
+    def test_matches_the_c_api(self):
+        patterns = SPECIAL_BITS
+        arrays = {'w': to_floats(patterns), 'b': (0.5, -0.0), 'e': [], 'i': [1, 2]}
+        bundle = Serio.Bundle.from_dict(arrays)
+        self.assertIs(type(bundle), Serio.Bundle)
+        expected = bundle_of(*arrays.items())
+        self.assertTrue(bundle.equal(expected))
+        self.assertEqual(bundle.to_string(), expected.to_string())
+        self.assertEqual(to_bits(bundle['w']), canonical(patterns))
+
+    def test_round_trip_through_text(self):
+        patterns = load_patterns() + SPECIAL_BITS
+        bundle = Serio.Bundle.from_dict({'p': to_floats(patterns), 'q': [-0.0]})
+        back = Serio.Bundle.from_string(bundle.to_string()).to_dict()
+        self.assertEqual(list(back), ['p', 'q'])
+        self.assertEqual(to_bits(back['p']), canonical(patterns))
+        self.assertEqual(to_bits(back['q']), [0x8000000000000000])
+
+    def test_names_are_sanitized(self):
+        bundle = Serio.Bundle.from_dict({'a|b\r\n': [1.0]})
+        self.assertEqual(list(bundle.to_dict()), ['a_b__'])
+
+    def test_empty_mapping(self):
+        self.assertEqual(len(Serio.Bundle.from_dict({})), 0)
+
+    def test_not_a_mapping(self):
+        for arrays in ([('a', [1.0])], None, 'a'):
+            with self.assertRaises(TypeError):
+                Serio.Bundle.from_dict(arrays)
+
+    def test_bad_names(self):
+        for name in (1, None, b'a'):
+            with self.assertRaises(TypeError):
+                Serio.Bundle.from_dict({name: [1.0]})
+        with self.assertRaises(ValueError):
+            Serio.Bundle.from_dict({'a\0b': [1.0]})
+
+    def test_bad_values(self):
+        for values in ('12', ['1.5'], [1.0, None], None, 3.0, (v for v in [1.0])):
+            with self.assertRaises(TypeError, msg=repr(values)):
+                Serio.Bundle.from_dict({'a': values})
+
+
+class TestRepr(unittest.TestCase):
+
+    def test_names_and_lengths(self):
+        bundle = bundle_of(('dense.w', [1.0, 2.0, 3.0]), ('b', [1.0]), ('e', []))
+        self.assertEqual(repr(bundle), "<Serio.Bundle with 3 arrays: "
+                         "'dense.w' (3 values), 'b' (1 value), 'e' (0 values)>")
+
+    def test_empty_and_long(self):
+        self.assertEqual(repr(Serio.Bundle.new()), '<Serio.Bundle with 0 arrays>')
+        bundle = bundle_of(*[('n%d' % i, []) for i in range(11)])
+        self.assertTrue(repr(bundle).startswith("<Serio.Bundle with 11 arrays: 'n0' (0 values), "))
+        self.assertTrue(repr(bundle).endswith("'n7' (0 values), and 3 more>"))
+        self.assertNotIn('n8', repr(bundle))
+
+
+class TestIdentity(unittest.TestCase):
+
+    def test_equality_is_identity_and_equal_compares_bits(self):
+        a = Serio.Bundle.from_dict({'w': [1.0]})
+        b = Serio.Bundle.from_dict({'w': [1.0]})
+        self.assertTrue(a.equal(b))
+        self.assertFalse(a == b)
+        self.assertTrue(a == a)
+        self.assertEqual(len({a, b, a}), 2)
+        self.assertFalse(a.equal(Serio.Bundle.from_dict({'w': [-1.0]})))
+
+
+class TestLifetime(unittest.TestCase):
+
+    def test_values_outlive_the_bundle(self):
+        bundle = Serio.Bundle.from_dict({'w': [0.1, -0.0]})
+        items = list(bundle)
+        result = bundle.to_dict()
+        del bundle
+        gc.collect()
+        self.assertEqual(to_bits(items[0][1]), to_bits([0.1, -0.0]))
+        self.assertEqual(to_bits(result['w']), to_bits([0.1, -0.0]))
+
+
+class TestWithoutNumPy(unittest.TestCase):
+
+    def run_child(self, mode):
+        script = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'no_numpy.py')
+        child = subprocess.run([sys.executable, '-B', script, mode],
+                               capture_output=True, text=True, check=False)
+        self.assertEqual(child.returncode, 0, child.stderr)
+        return json.loads(child.stdout)
+
+    def test_numpy_methods_raise_import_error(self):
+        seen = self.run_child('block')
+        self.assertEqual(seen['module'], 'gi.overrides.Serio')
+        self.assertEqual(seen['to_dict'], repr({'w': [1.5, -0.0]}))
+        self.assertEqual(len(seen['import_errors']), 2)
+        for message, method in zip(seen['import_errors'], ('to_numpy', 'append_numpy')):
+            self.assertIn('Serio.Bundle.%s() needs NumPy' % method, message)
+        self.assertEqual(seen['n_arrays'], 1)
+
+    def test_numpy_is_imported_only_when_needed(self):
+        seen = self.run_child('lazy')
+        self.assertEqual(seen['module'], 'gi.overrides.Serio')
+        self.assertEqual(seen['items'], repr([('w', [1.5, -0.0])]))
+        self.assertEqual(seen['w'], repr([1.5, -0.0]))
+        self.assertFalse(seen['numpy_imported'])
+
+
+if __name__ == '__main__':
+    unittest.main(verbosity=2)
