@@ -14,7 +14,7 @@
 /**
  * serio_checksum:
  * @text: a NUL-terminated string, usually the output of
- *   serio_bundle_to_string()
+ *   [method@Serio.Bundle.to_string]
  *
  * Computes the libserio checksum of @text: the 64-bit FNV-1a hash of its
  * bytes (without the terminating NUL), folded to 32 bits as
@@ -22,8 +22,9 @@
  *
  * The checksum detects accidental changes and makes short receipts for audit
  * logs; it is not a cryptographic hash and gives no protection against
- * deliberate tampering. Use serio_checksum_bytes() for data that may hold
- * NUL bytes.
+ * deliberate tampering. Use [func@Serio.checksum_bytes] for data that may
+ * hold NUL bytes. A checksum is usually shown as 8 lowercase hexadecimal
+ * digits (`%08x`).
  *
  * Returns: the folded FNV-1a checksum of @text
  */
@@ -37,10 +38,11 @@ serio_checksum (const char *text)
 
 /**
  * serio_checksum_bytes:
- * @bytes: the data to checksum, for instance from serio_bundle_to_bytes()
+ * @bytes: the data to checksum, for instance from
+ *   [method@Serio.Bundle.to_bytes]
  *
- * Computes the same checksum as serio_checksum() over every byte of @bytes,
- * NUL bytes included.
+ * Computes the same checksum as [func@Serio.checksum] over every byte of
+ * @bytes, NUL bytes included.
  *
  * Returns: the folded FNV-1a checksum of @bytes
  */

@@ -11,9 +11,13 @@
 /**
  * serio_error_quark:
  *
- * The quark of the #SERIO_ERROR domain, which bindings expose as
- * `Serio.Error` (in Python, compare `GLib.Error.domain` with
- * `Serio.error_quark()`).
+ * The quark of the libserio error domain, `SERIO_ERROR` in C, whose codes
+ * are the values of [error@Serio.Error].
+ *
+ * Test an error with `g_error_matches (error, SERIO_ERROR,
+ * SERIO_ERROR_LENGTH)` in C, `error.matches(Serio.error_quark(),
+ * Serio.Error.LENGTH)` in Python and `error.matches(Serio.Error,
+ * Serio.Error.LENGTH)` in GJS; in Vala, catch `Serio.Error.LENGTH`.
  *
  * Returns: the error domain quark, named `serio-error-quark`
  */

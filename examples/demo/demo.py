@@ -1,0 +1,269 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""The libserio demo: train a tiny model for real, save its weights with
+libserio, restore them in a fresh process, and show that every bit of every
+array and every prediction on the test set is the same.
+
+    meson compile -C BUILDDIR demo      train, save, restore and compare
+    demo.py --keep DIR                  the same, keeping model.serio in DIR
+
+(run from a build tree, the script needs LD_LIBRARY_PATH and GI_TYPELIB_PATH
+to point at libserio and its typelib; the `demo` target sets them).
+
+The fresh process is this script again, run as
+`demo.py --restore MODEL --reference REFERENCE`: it knows the architecture
+(the code) and takes the weights (the data) from MODEL alone. REFERENCE is
+the trainer's own copy of the weights and of its test-set predictions, in
+NumPy's binary .npz format, so that the check does not go through libserio.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+# One BLAS thread in both processes: the arithmetic is then done in the same
+# order in each, and the demo stays light on a shared machine.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+try:
+    import numpy as np
+except ImportError:
+    print("The demo needs NumPy (Debian: apt-get install python3-numpy)",
+          file=sys.stderr)
+    sys.exit(77)  # "skipped", for meson test
+
+import gi
+
+gi.require_version("Serio", "1.0")
+from gi.repository import Gio, GLib, Serio  # noqa: E402
+
+SEED = 20260101
+N_TRAIN = 400
+N_TEST = 200
+NOISE = 0.15
+HIDDEN = 16
+STEPS = 600
+LEARNING_RATE = 0.5
+
+# The architecture: a 2-16-1 perceptron, tanh then sigmoid.
+SHAPES = {
+    "hidden.weight": (2, HIDDEN),
+    "hidden.bias": (HIDDEN,),
+    "output.weight": (HIDDEN, 1),
+    "output.bias": (1,),
+}
+
+# Arrays are stored as "name[2x16]": the text format holds flat arrays, the
+# name carries the shape.
+STORED_NAME_RE = re.compile(r"^(?P<name>.+)\[(?P<shape>\d+(?:x\d+)*)\]$")
+
+
+class ModelError(Exception):
+    """A v1 file that libserio accepts but that does not hold this model."""
+
+
+def two_moons(rng, n):
+    """Two interleaved half circles with Gaussian noise, labelled 0 and 1."""
+    angle = rng.uniform(0.0, np.pi, n)
+    lower = rng.random(n) < 0.5
+    x = np.where(lower, 1.0 - np.cos(angle), np.cos(angle))
+    y = np.where(lower, 0.5 - np.sin(angle), np.sin(angle))
+    points = np.column_stack([x, y]) + rng.normal(0.0, NOISE, (n, 2))
+    return points, lower.astype(np.float64)
+
+
+def forward(params, inputs):
+    """The hidden activations and the probability of class 1 per input."""
+    hidden = np.tanh(inputs @ params["hidden.weight"] + params["hidden.bias"])
+    logits = hidden @ params["output.weight"] + params["output.bias"]
+    return hidden, 1.0 / (1.0 + np.exp(-logits[:, 0]))
+
+
+def accuracy(probabilities, labels):
+    return np.mean((probabilities > 0.5) == (labels > 0.5))
+
+
+def train(rng, inputs, labels):
+    params = {
+        "hidden.weight": rng.normal(0.0, 1.0, SHAPES["hidden.weight"]),
+        "hidden.bias": np.zeros(SHAPES["hidden.bias"]),
+        "output.weight": rng.normal(0.0, HIDDEN ** -0.5, SHAPES["output.weight"]),
+        "output.bias": np.zeros(SHAPES["output.bias"]),
+    }
+    for step in range(STEPS + 1):
+        hidden, p = forward(params, inputs)
+        if step % 100 == 0:
+            loss = -np.mean(labels * np.log(p) + (1 - labels) * np.log(1 - p))
+            print(f"[train]   step {step:3d}  loss {loss:.4f}  "
+                  f"accuracy {accuracy(p, labels):6.1%}")
+        # Backpropagation of the mean cross-entropy.
+        d_logits = (p - labels)[:, None] / len(labels)
+        d_hidden = (d_logits @ params["output.weight"].T) * (1.0 - hidden ** 2)
+        grads = {
+            "output.weight": hidden.T @ d_logits,
+            "output.bias": d_logits.sum(axis=0),
+            "hidden.weight": inputs.T @ d_hidden,
+            "hidden.bias": d_hidden.sum(axis=0),
+        }
+        for name, grad in grads.items():
+            params[name] -= LEARNING_RATE * grad
+    return params
+
+
+def stored_name(name, array):
+    return f"{name}[{'x'.join(str(d) for d in array.shape)}]"
+
+
+def save(params, path):
+    bundle = Serio.Bundle.new()
+    for name, array in params.items():
+        # The fast path: the array's own bytes, no list of Python floats.
+        bundle.append_bytes(stored_name(name, array),
+                            GLib.Bytes.new(array.tobytes()))
+    bundle.save_to_file(Gio.File.new_for_path(path))
+    return bundle
+
+
+def load(contents):
+    """The arrays of a v1 text, by name, in their recorded shapes."""
+    bundle = Serio.Bundle.from_bytes(contents)
+    params = {}
+    for index in range(bundle.get_n_arrays()):
+        match = STORED_NAME_RE.match(bundle.get_name(index))
+        if match is None:
+            raise ModelError(f"array {bundle.get_name(index)!r} has no shape")
+        shape = tuple(int(d) for d in match["shape"].split("x"))
+        values = np.frombuffer(bundle.get_bytes(index).get_data(),
+                               dtype=np.float64)
+        if values.size != np.prod(shape):
+            raise ModelError(f"array {bundle.get_name(index)!r} holds "
+                             f"{values.size} values")
+        params[match["name"]] = values.reshape(shape)
+    return params
+
+
+def n_different(a, b):
+    """How many elements differ in their bits (so -0.0 differs from 0.0)."""
+    if a.shape != b.shape:
+        return max(a.size, b.size)
+    return int(np.count_nonzero(a.view(np.uint64) != b.view(np.uint64)))
+
+
+def verdict(ok, text):
+    print(f"\nVERDICT: {'PASS' if ok else 'FAIL'} -- {text}")
+    return 0 if ok else 1
+
+
+def restore(model_path, reference_path):
+    """The fresh process: rebuild the model from the file alone, compare."""
+    file_name = os.path.basename(model_path)
+    print(f"[restore] process {os.getpid()} reads {file_name}")
+    try:
+        contents, _etag = Gio.File.new_for_path(model_path).load_bytes(None)
+        params = load(contents)
+    except GLib.Error as error:
+        return verdict(False, f"{file_name} was rejected: {error.message}")
+    except ModelError as error:
+        return verdict(False, f"{file_name} does not fit the model: {error}")
+    print(f"[restore] {file_name}: {contents.get_size()} bytes, "
+          f"checksum {Serio.checksum_bytes(contents):08x}")
+
+    reference = np.load(reference_path)
+    problems = [f"unexpected array {name}" for name in params
+                if name not in SHAPES]
+    print(f"\n  {'array':<22} {'length':>6}  bits")
+    for name in SHAPES:
+        restored = params.get(name)
+        if restored is None:
+            problems.append(f"{name} is missing")
+            continue
+        differ = n_different(restored, reference[name])
+        status = "identical" if differ == 0 else f"{differ} DIFFERENT"
+        print(f"  {stored_name(name, restored):<22} {restored.size:>6}  {status}")
+        if differ:
+            problems.append(f"{name} differs in {differ} values")
+    if problems:
+        return verdict(False, "; ".join(problems))
+
+    _, probabilities = forward(params, reference["inputs"])
+    expected = reference["probabilities"]
+    n_same = len(expected) - n_different(probabilities, expected)
+    n_labels = np.count_nonzero((probabilities > 0.5) == (expected > 0.5))
+    print(f"\n[restore] {len(expected)} test predictions: {n_same} probabilities "
+          f"bit-identical, {n_labels} labels identical")
+    print(f"[restore] test accuracy {accuracy(probabilities, reference['labels']):.1%}")
+    if n_same != len(expected):
+        return verdict(False, f"{len(expected) - n_same} of {len(expected)} "
+                       "predictions differ")
+
+    n_values = sum(a.size for a in params.values())
+    return verdict(True, f"all {len(params)} arrays ({n_values} values) and all "
+                   f"{len(expected)} test predictions are bit-for-bit identical "
+                   f"after the round trip through {file_name}")
+
+
+def train_save_restore(directory):
+    model_path = os.path.join(directory, "model.serio")
+    reference_path = os.path.join(directory, "reference.npz")
+
+    rng = np.random.default_rng(SEED)
+    inputs, labels = two_moons(rng, N_TRAIN + N_TEST)
+    train_x, train_y = inputs[:N_TRAIN], labels[:N_TRAIN]
+    test_x, test_y = inputs[N_TRAIN:], labels[N_TRAIN:]
+    print(f"[train]   process {os.getpid()}")
+    print(f"[data]    two moons: {N_TRAIN} training and {N_TEST} test points "
+          f"(seed {SEED})")
+    print(f"[train]   MLP 2-{HIDDEN}-1 (tanh, sigmoid), {STEPS} steps of "
+          f"full-batch gradient descent")
+
+    start = time.perf_counter()
+    params = train(rng, train_x, train_y)
+    _, probabilities = forward(params, test_x)
+    print(f"[train]   test accuracy {accuracy(probabilities, test_y):.1%} "
+          f"({time.perf_counter() - start:.2f} s)")
+
+    bundle = save(params, model_path)
+    text = bundle.to_bytes()
+    first_line = text.get_data().split(b"\n", 1)[0].decode()
+    print(f"\n[save]    {model_path}")
+    print(f"[save]    {bundle.get_n_arrays()} arrays, {text.get_size()} bytes, "
+          f"checksum {Serio.checksum_bytes(text):08x}, written atomically")
+    print(f"[save]    it starts: {first_line[:64]}...")
+    np.savez(reference_path, inputs=test_x, labels=test_y,
+             probabilities=probabilities, **params)
+
+    print(f"\n[restore] starting a fresh process: {os.path.basename(__file__)} "
+          "--restore model.serio --reference reference.npz", flush=True)
+    command = [sys.executable, __file__,
+               "--restore", model_path, "--reference", reference_path]
+    return subprocess.run(command, check=False).returncode
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--keep", metavar="DIR",
+                        help="write model.serio and reference.npz to DIR "
+                             "and keep them")
+    parser.add_argument("--restore", metavar="MODEL", help=argparse.SUPPRESS)
+    parser.add_argument("--reference", metavar="NPZ", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.restore and not args.reference:
+        parser.error("--restore needs --reference")
+
+    if args.restore:
+        return restore(args.restore, args.reference)
+
+    print("libserio demo: train a tiny model, save it, restore it elsewhere\n")
+    if args.keep:
+        os.makedirs(args.keep, exist_ok=True)
+        return train_save_restore(args.keep)
+    with tempfile.TemporaryDirectory(prefix="serio-demo-") as directory:
+        return train_save_restore(directory)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

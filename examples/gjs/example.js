@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Save two arrays with libserio, load them back, compare bits.
+
+import GLib from 'gi://GLib';
+import Gio from 'gi://Gio';
+import Serio from 'gi://Serio?version=1.0';
+import System from 'system';
+
+const WEIGHTS = [0.1, -0, 1e-300, Number.MAX_VALUE, 1 / 3];
+const BIAS = [-2.5];
+
+// The IEEE-754 bytes of an array of numbers: compare these, not numbers.
+function bits(values) {
+    return new Uint8Array(Float64Array.from(values).buffer);
+}
+
+function sameBits(bundle, name, expected) {
+    const [found, index] = bundle.lookup(name);
+    if (!found)
+        return false;
+    const a = bits(bundle.get_values(index));
+    const b = bits(expected);
+    return a.length === b.length && a.every((byte, i) => byte === b[i]);
+}
+
+function saveAndLoad() {
+    const bundle = Serio.Bundle.new();
+    bundle.append('dense.w', WEIGHTS);
+    bundle.append('dense.b', BIAS);
+
+    const dir = Gio.File.new_for_path(GLib.dir_make_tmp('serio-example-XXXXXX'));
+    const file = dir.get_child('model.serio');
+    let loaded;
+    try {
+        // Atomic: a crash leaves either the old file or the new one.
+        bundle.save_to_file(file, null);
+        loaded = Serio.Bundle.from_file(file, null);
+    } finally {
+        file.delete(null);
+        dir.delete(null);
+    }
+
+    if (!sameBits(loaded, 'dense.w', WEIGHTS) ||
+        !sameBits(loaded, 'dense.b', BIAS)) {
+        printerr('The arrays did not come back bit for bit');
+        return false;
+    }
+
+    const checksum = Serio.checksum_bytes(loaded.to_bytes());
+    print(`Restored ${loaded.get_n_arrays()} arrays bit for bit, ` +
+          `checksum ${checksum.toString(16).padStart(8, '0')}`);
+    return true;
+}
+
+function rejectBadCount() {
+    try {
+        Serio.Bundle.from_string('v1|x|2|1\n');
+    } catch (error) {
+        if (error instanceof GLib.Error &&
+            error.matches(Serio.Error, Serio.Error.LENGTH)) {
+            print(`Rejected as expected: ${error.message}`);
+            return true;
+        }
+        throw error;
+    }
+    printerr('A record with a wrong count was not rejected');
+    return false;
+}
+
+System.exit(saveAndLoad() && rejectBadCount() ? 0 : 1);

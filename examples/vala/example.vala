@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+// Save two arrays with libserio, load them back, compare bits.
+
+const double[] WEIGHTS = { 0.1, -0.0, 1e-300, double.MAX, 1.0 / 3.0 };
+const double[] BIAS = { -2.5 };
+
+bool same_bits (Serio.Bundle bundle, string name, double[] expected) {
+    uint index;
+    if (!bundle.lookup (name, out index)) {
+        return false;
+    }
+    unowned double[] values = bundle.get_values (index);
+    return values.length == expected.length
+        && Memory.cmp (values, expected, expected.length * sizeof (double)) == 0;
+}
+
+bool save_and_load () throws Error {
+    var bundle = new Serio.Bundle ();
+    bundle.append ("dense.w", WEIGHTS);
+    bundle.append ("dense.b", BIAS);
+
+    var dir = File.new_for_path (DirUtils.make_tmp ("serio-example-XXXXXX"));
+    var file = dir.get_child ("model.serio");
+    try {
+        // Atomic: a crash leaves either the old file or the new one.
+        bundle.save_to_file (file);
+        var loaded = new Serio.Bundle.from_file (file);
+
+        if (!same_bits (loaded, "dense.w", WEIGHTS)
+            || !same_bits (loaded, "dense.b", BIAS)) {
+            printerr ("The arrays did not come back bit for bit\n");
+            return false;
+        }
+
+        var checksum = Serio.checksum_bytes (loaded.to_bytes ());
+        print ("Restored %u arrays bit for bit, checksum %08x\n",
+               loaded.get_n_arrays (), checksum);
+        return true;
+    } finally {
+        FileUtils.unlink (file.get_path ());
+        DirUtils.remove (dir.get_path ());
+    }
+}
+
+bool reject_bad_count () throws Error {
+    try {
+        new Serio.Bundle.from_string ("v1|x|2|1\n");
+    } catch (Serio.Error.LENGTH error) {
+        print ("Rejected as expected: %s\n", error.message);
+        return true;
+    }
+    printerr ("A record with a wrong count was not rejected\n");
+    return false;
+}
+
+int main () {
+    // libserio's messages follow the user's language once this is done.
+    Intl.setlocale ();
+    try {
+        return save_and_load () && reject_bad_count () ? 0 : 1;
+    } catch (Error error) {
+        printerr ("%s\n", error.message);
+        return 1;
+    }
+}
