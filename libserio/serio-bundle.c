@@ -559,7 +559,8 @@ serio_bundle_get_name (SerioBundle *self,
  * @n_values: (out): return location for the number of values
  *
  * Gets the values of the array at @index. They stay valid, and never
- * change, as long as the bundle lives.
+ * change, as long as the bundle lives. For an empty array the result is
+ * not %NULL but a valid pointer to no values.
  *
  * Returns: (array length=n_values) (transfer none): the values, owned by
  *   the bundle

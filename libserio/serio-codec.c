@@ -196,12 +196,12 @@ digits16_sse2 (guint32 high,
 {
   const __m128i div10000 = _mm_set1_epi32 ((int) 0xd1b71759);
   const __m128i ten_thousand = _mm_set1_epi32 (10000);
+  /* For x < 10000 in a 16-bit lane, the high half of 4x·div, then of that
+   * times shift, is x/1000, x/100, x/10 and x in the four lanes. */
   const __m128i div_powers = _mm_setr_epi16 (8389, 5243, 13108, (short) 32768,
                                              8389, 5243, 13108, (short) 32768);
-  const __m128i shift_powers = _mm_setr_epi16 (1 << (16 - (23 + 2 - 16)), 1 << (16 - (19 + 2 - 16)),
-                                               1 << (16 - 1 - 2), 1 << 15,
-                                               1 << (16 - (23 + 2 - 16)), 1 << (16 - (19 + 2 - 16)),
-                                               1 << (16 - 1 - 2), 1 << 15);
+  const __m128i shift_powers = _mm_setr_epi16 (128, 2048, 8192, (short) 32768,
+                                               128, 2048, 8192, (short) 32768);
   const __m128i ten = _mm_set1_epi16 (10);
   /* [high, 0, low, 0] as 32-bit lanes */
   __m128i v = _mm_set_epi32 (0, (int) low, 0, (int) high);
