@@ -1,0 +1,563 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-tool-common.c: option parsing, file loading, progress and number
+ * formatting shared by the commands of the serio tool
+ *
+ * Copyright 2026 The libserio authors
+ */
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <glib/gi18n.h>
+#include <gio/gunixinputstream.h>
+
+#include "serio-tool.h"
+
+/* Reads go in pieces of this size, so that a progress indicator moves. */
+#define READ_CHUNK (1024 * 1024)
+
+/* Files above this size show their progress on a terminal. */
+#define PROGRESS_THRESHOLD (G_GOFFSET_CONSTANT (64) * 1024 * 1024)
+
+gboolean
+serio_tool_parse_options (const char          *parameter_string,
+                          const char          *summary,
+                          const char          *description,
+                          const GOptionEntry  *entries,
+                          int                 *argc,
+                          char              ***argv)
+{
+  g_autoptr(GOptionContext) context = g_option_context_new (parameter_string);
+  g_autoptr(GError) error = NULL;
+
+  /* The parameter string, summary and description are translated by the
+   * context when it prints the help, from our domain. */
+  g_option_context_set_translation_domain (context, GETTEXT_PACKAGE);
+  g_option_context_set_summary (context, summary);
+  g_option_context_set_description (context, description);
+  if (entries != NULL)
+    g_option_context_add_main_entries (context, entries, GETTEXT_PACKAGE);
+
+  if (!g_option_context_parse (context, argc, argv, &error))
+    {
+      serio_tool_usage_error (error->message);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+int
+serio_tool_usage_error (const char *message)
+{
+  g_printerr ("%s: %s\n", g_get_prgname (), message);
+  g_printerr (_("Try “%s --help” for more information."), g_get_prgname ());
+  g_printerr ("\n");
+
+  return SERIO_TOOL_EXIT_ERROR;
+}
+
+void
+serio_tool_print_error (const GError *error)
+{
+  g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+}
+
+int
+serio_tool_no_such_array (const char *path,
+                          const char *name)
+{
+  g_autofree char *display = g_filename_display_name (path);
+  g_autofree char *shown = serio_tool_escape_name (name);
+
+  g_printerr (_("%s: %s: no array is called “%s”"), g_get_prgname (), display, shown);
+  g_printerr ("\n");
+
+  return SERIO_TOOL_EXIT_FAILURE;
+}
+
+gboolean
+serio_tool_is_stdin (const char *path)
+{
+  return g_str_equal (path, "-");
+}
+
+static gboolean
+show_progress (goffset size)
+{
+  return size > PROGRESS_THRESHOLD && isatty (STDERR_FILENO);
+}
+
+static void
+progress_show (const char *text)
+{
+  /* Back to the start of the line, then erase what a longer text left. */
+  g_printerr ("\r%s\033[K", text);
+}
+
+static void
+progress_show_reading (const char *display,
+                    int         percent)
+{
+  /* TRANSLATORS: progress while reading a large file: its name and a
+   * percentage */
+  g_autofree char *text = g_strdup_printf (_("Reading %s: %d%%"), display, percent);
+
+  progress_show (text);
+}
+
+static void
+progress_clear (void)
+{
+  g_printerr ("\r\033[K");
+}
+
+static GInputStream *
+open_input (const char  *path,
+            goffset     *size,
+            GError     **error)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(GFileInputStream) stream = NULL;
+  g_autoptr(GFileInfo) info = NULL;
+
+  *size = -1;
+  if (serio_tool_is_stdin (path))
+    return g_unix_input_stream_new (STDIN_FILENO, FALSE);
+
+  file = g_file_new_for_path (path);
+  stream = g_file_read (file, NULL, error);
+  if (stream == NULL)
+    return NULL;
+
+  info = g_file_input_stream_query_info (stream, G_FILE_ATTRIBUTE_STANDARD_SIZE, NULL, NULL);
+  if (info != NULL && g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_STANDARD_SIZE))
+    *size = g_file_info_get_size (info);
+
+  return G_INPUT_STREAM (g_steal_pointer (&stream));
+}
+
+/*
+ * serio_tool_load:
+ * @path: a file name in the file system's encoding, or "-" for the
+ *   standard input
+ *
+ * Reads a whole file. Messages of the errors set name the file.
+ */
+GBytes *
+serio_tool_load (const char  *path,
+                 GError     **error)
+{
+  g_autoptr(GInputStream) stream = NULL;
+  g_autofree char *display = g_filename_display_name (path);
+  g_autofree char *data = NULL;
+  gsize len = 0;
+  gsize capacity;
+  goffset size;
+  gboolean progress;
+  int shown_percent = 0;
+
+  stream = open_input (path, &size, error);
+  if (stream == NULL)
+    return NULL;
+
+  /* One byte more than the size announced, so that the read which finds
+   * the end of the file needs no larger buffer. */
+  capacity = size >= 0 && (guint64) size < G_MAXSIZE ? MAX ((gsize) size + 1, 4096) : READ_CHUNK;
+  progress = show_progress (size);
+  if (progress)
+    progress_show_reading (display, 0);
+
+  data = g_try_malloc (capacity);
+  if (data == NULL)
+    goto no_memory;
+
+  for (;;)
+    {
+      gssize n;
+
+      if (len == capacity)
+        {
+          char *bigger = capacity <= G_MAXSIZE / 2 ? g_try_realloc (data, capacity * 2) : NULL;
+
+          if (bigger == NULL)
+            goto no_memory;
+          data = bigger;
+          capacity *= 2;
+        }
+
+      n = g_input_stream_read (stream, data + len, MIN (capacity - len, READ_CHUNK), NULL, error);
+      if (n < 0)
+        {
+          if (progress)
+            progress_clear ();
+          g_prefix_error (error, "%s: ", display);
+          return NULL;
+        }
+      if (n == 0)
+        break;
+      len += n;
+
+      if (progress && (guint64) len <= (guint64) size)
+        {
+          int percent = (int) ((guint64) len * 100 / (guint64) size);
+
+          if (percent != shown_percent)
+            {
+              progress_show_reading (display, percent);
+              shown_percent = percent;
+            }
+        }
+    }
+
+  if (progress)
+    progress_clear ();
+
+  return g_bytes_new_take (g_steal_pointer (&data), len);
+
+no_memory:
+  if (progress)
+    progress_clear ();
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+               _("%s: not enough memory to read the file"), display);
+  return NULL;
+}
+
+/*
+ * find_error_line:
+ * @bytes: a serio text that does not parse
+ *
+ * Finds the 1-based line that the reader reports, without looking at the
+ * (translated) message. The reader checks truncation first, then reports the
+ * first bad record, and every rule it applies concerns one line only: so the
+ * line is the last one of a truncated text, and otherwise the first line
+ * that fails to parse on its own.
+ *
+ * Returns: the line, or 0 if no single line fails
+ */
+static gulong
+find_error_line (GBytes *bytes)
+{
+  gsize size;
+  const char *data = g_bytes_get_data (bytes, &size);
+  const char *p = data;
+  const char *end = data + size;
+  gulong line = 1;
+
+  if (size > 0 && end[-1] != '\n')
+    {
+      while ((p = memchr (p, '\n', end - p)) != NULL)
+        {
+          line++;
+          p++;
+        }
+      return line;
+    }
+
+  for (; p < end; line++)
+    {
+      const char *nl = memchr (p, '\n', end - p);
+      gsize offset = p - data;
+      gsize len = nl + 1 - p;
+
+      p = nl + 1;
+      if (len > 1)
+        {
+          g_autoptr(GBytes) record = g_bytes_new_from_bytes (bytes, offset, len);
+          g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (record, NULL);
+
+          if (bundle == NULL)
+            return line;
+        }
+    }
+
+  return 0;
+}
+
+/* Prints @error in the GNU format `FILE:LINE: message`. */
+static void
+report_parse_error (const char   *path,
+                    GBytes       *bytes,
+                    const GError *error)
+{
+  g_autofree char *display = g_filename_display_name (path);
+  gulong line = find_error_line (bytes);
+
+  if (line > 0)
+    g_printerr ("%s:%lu: %s\n", display, line, error->message);
+  else
+    g_printerr ("%s: %s\n", display, error->message);
+}
+
+/*
+ * serio_tool_load_bundle:
+ * @path: a file name, or "-" for the standard input
+ * @bytes: (out) (optional): the contents of the file
+ * @status: (out): on failure, the exit status the error calls for
+ *
+ * Reads and parses a serio file, printing any error.
+ */
+SerioBundle *
+serio_tool_load_bundle (const char  *path,
+                        GBytes     **bytes,
+                        int         *status)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) contents = NULL;
+  g_autoptr(SerioBundle) bundle = NULL;
+  gboolean progress;
+
+  contents = serio_tool_load (path, &error);
+  if (contents == NULL)
+    {
+      serio_tool_print_error (error);
+      *status = SERIO_TOOL_EXIT_ERROR;
+      return NULL;
+    }
+
+  progress = show_progress (g_bytes_get_size (contents));
+  if (progress)
+    {
+      g_autofree char *display = g_filename_display_name (path);
+      /* TRANSLATORS: progress after a large file is read; %s is its name */
+      g_autofree char *text = g_strdup_printf (_("Parsing %s…"), display);
+
+      progress_show (text);
+    }
+
+  bundle = serio_bundle_from_bytes (contents, &error);
+  if (progress)
+    progress_clear ();
+
+  if (bundle == NULL)
+    {
+      report_parse_error (path, contents, error);
+      *status = SERIO_TOOL_EXIT_FAILURE;
+      return NULL;
+    }
+
+  if (bytes != NULL)
+    *bytes = g_steal_pointer (&contents);
+
+  return g_steal_pointer (&bundle);
+}
+
+/* A decimal d₀.d₁d₂…×10^exponent with n_digits significant digits. */
+typedef struct
+{
+  gboolean negative;
+  int      n_digits;
+  char     digits[SERIO_TOOL_DOUBLE_BUFSIZE];
+  int      exponent;
+} Decimal;
+
+static gboolean
+decimal_reads_back (const Decimal *d,
+                    double         value)
+{
+  char text[SERIO_TOOL_DOUBLE_BUFSIZE + 16];
+  double read;
+
+  g_snprintf (text, sizeof text, "%s%c.%.*se%d", d->negative ? "-" : "", d->digits[0],
+              d->n_digits - 1, d->digits + 1, d->exponent);
+  read = g_ascii_strtod (text, NULL);
+
+  return memcmp (&read, &value, sizeof value) == 0;
+}
+
+/* The next decimal with as many digits, up or down in magnitude. */
+static void
+decimal_step (Decimal  *d,
+              gboolean  up)
+{
+  int i = d->n_digits - 1;
+
+  if (up)
+    {
+      while (i >= 0 && d->digits[i] == '9')
+        d->digits[i--] = '0';
+      if (i >= 0)
+        {
+          d->digits[i]++;
+        }
+      else
+        {
+          d->digits[0] = '1';   /* 99…9 + 1 = 10…0, one decade up */
+          d->exponent++;
+        }
+    }
+  else
+    {
+      while (i >= 0 && d->digits[i] == '0')
+        d->digits[i--] = '9';
+      d->digits[i]--;
+      if (d->digits[0] == '0')
+        {
+          memset (d->digits, '9', d->n_digits);   /* below 10…0: 99…9, a decade down */
+          d->exponent--;
+        }
+    }
+}
+
+/*
+ * Finds a decimal of @precision significant digits that reads back to
+ * @value, if there is one: the correctly rounded one, or else its neighbour
+ * on the other side of @value. That neighbour is needed on a tie (printf
+ * rounds half to even, which may fall outside the interval that reads back)
+ * and at powers of two, where the interval is lopsided.
+ */
+static gboolean
+find_decimal (double   value,
+              int      precision,
+              Decimal *d)
+{
+  char format[8], text[SERIO_TOOL_DOUBLE_BUFSIZE + 16];
+  const char *s = text;
+  Decimal other;
+
+  g_snprintf (format, sizeof format, "%%.%de", precision - 1);
+  g_ascii_formatd (text, sizeof text, format, value);
+
+  d->negative = *s == '-';
+  if (d->negative)
+    s++;
+  d->n_digits = 0;
+  for (; *s != 'e'; s++)
+    {
+      if (*s != '.')
+        d->digits[d->n_digits++] = *s;
+    }
+  d->exponent = (int) g_ascii_strtoll (s + 1, NULL, 10);
+
+  if (decimal_reads_back (d, value))
+    return TRUE;
+
+  for (int up = 0; up < 2; up++)
+    {
+      other = *d;
+      decimal_step (&other, up);
+      if (decimal_reads_back (&other, value))
+        {
+          *d = other;
+          return TRUE;
+        }
+    }
+
+  return FALSE;
+}
+
+/*
+ * serio_tool_format_double:
+ *
+ * Writes the shortest decimal that reads back to the bits of @value (the
+ * nearest one if there are several), in the layout of Python's repr():
+ * positional for exponents from -4 to 15, scientific otherwise; and "-0",
+ * "inf", "-inf" and "nan". The same whatever the locale, and valid JSON for
+ * every finite value.
+ *
+ * Returns: @buf, or a static string
+ */
+const char *
+serio_tool_format_double (double value,
+                          char   buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  Decimal d;
+  int low = 1, high = 17;
+  char *p = buf;
+
+  if (isnan (value))
+    return "nan";
+  if (isinf (value))
+    return value > 0 ? "inf" : "-inf";
+  if (value == 0)
+    return signbit (value) ? "-0" : "0";
+
+  /* 17 digits always read back, and if some decimal of n digits does, so
+   * does one of n + 1 (the same with a zero appended): a binary search
+   * finds the fewest. */
+  while (low < high)
+    {
+      int mid = (low + high) / 2;
+
+      if (find_decimal (value, mid, &d))
+        high = mid;
+      else
+        low = mid + 1;
+    }
+  find_decimal (value, low, &d);
+
+  if (d.negative)
+    *p++ = '-';
+
+  if (d.exponent >= -4 && d.exponent < 16)
+    {
+      int int_digits = d.exponent + 1;
+
+      if (d.exponent < 0)
+        {
+          *p++ = '0';
+          *p++ = '.';
+          for (int i = -1; i > d.exponent; i--)
+            *p++ = '0';
+          memcpy (p, d.digits, d.n_digits);
+          p += d.n_digits;
+        }
+      else
+        {
+          for (int i = 0; i < int_digits; i++)
+            *p++ = i < d.n_digits ? d.digits[i] : '0';
+          if (d.n_digits > int_digits)
+            {
+              *p++ = '.';
+              memcpy (p, d.digits + int_digits, d.n_digits - int_digits);
+              p += d.n_digits - int_digits;
+            }
+        }
+      *p = '\0';
+    }
+  else
+    {
+      *p++ = d.digits[0];
+      if (d.n_digits > 1)
+        {
+          *p++ = '.';
+          memcpy (p, d.digits + 1, d.n_digits - 1);
+          p += d.n_digits - 1;
+        }
+      g_snprintf (p, SERIO_TOOL_DOUBLE_BUFSIZE - (p - buf), "e%c%02d",
+                  d.exponent < 0 ? '-' : '+', ABS (d.exponent));
+    }
+
+  return buf;
+}
+
+/*
+ * serio_tool_escape_name:
+ *
+ * Makes an array name safe to print on a terminal: backslashes are doubled
+ * and control characters written as \xNN (C0, DEL) or \uNNNN (C1).
+ */
+char *
+serio_tool_escape_name (const char *name)
+{
+  GString *out = g_string_sized_new (strlen (name));
+
+  for (const char *p = name; *p != '\0'; p = g_utf8_next_char (p))
+    {
+      gunichar c = g_utf8_get_char (p);
+
+      if (c == '\\')
+        g_string_append (out, "\\\\");
+      else if (c < 0x20 || c == 0x7F)
+        g_string_append_printf (out, "\\x%02X", c);
+      else if (c >= 0x80 && c < 0xA0)
+        g_string_append_printf (out, "\\u%04X", c);
+      else
+        g_string_append_unichar (out, c);
+    }
+
+  return g_string_free (out, FALSE);
+}
