@@ -1,0 +1,1148 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-bench.c: libserio against the usual ways of saving doubles
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * One process, one run: for each data set and size, every codec writes the
+ * same values and reads its own output back. A write starts from the
+ * doubles (for libserio, from a bundle that already holds them, since
+ * serio_bundle_to_string() is what is measured) and ends with one buffer
+ * holding the encoded form; a read starts from that buffer and ends with
+ * an array of doubles the caller owns. Freeing what a codec leaves behind
+ * (its output, a document tree, a parser) happens after the clock stops,
+ * for every codec alike.
+ *
+ * The figures are for a program that keeps serialising: glibc's malloc is
+ * told to keep the memory it is given back (up to 32 MiB a block), so that
+ * a repetition reuses warm pages instead of paying the kernel's page
+ * faults again, however the codecs' allocations interleave. Without that,
+ * glibc's adaptive mmap threshold makes whether a buffer is fresh depend on
+ * which codec freed what before.
+ */
+
+#include "config.h"
+
+#include <malloc.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+
+#include <serio.h>
+#ifdef HAVE_JSON_GLIB
+# include <json-glib/json-glib.h>
+#endif
+
+/* ------------------------------------------------------------------ */
+/* Data sets                                                           */
+
+/* xoshiro256** (Blackman and Vigna), seeded through splitmix64, so that
+ * every run on every machine measures the same values. */
+typedef struct
+{
+  guint64 s[4];
+} Rng;
+
+static inline guint64
+rotl (guint64 x,
+      int     k)
+{
+  return (x << k) | (x >> (64 - k));
+}
+
+static void
+rng_seed (Rng     *rng,
+          guint64  seed)
+{
+  for (int i = 0; i < 4; i++)
+    {
+      guint64 z = (seed += G_GUINT64_CONSTANT (0x9e3779b97f4a7c15));
+
+      z = (z ^ (z >> 30)) * G_GUINT64_CONSTANT (0xbf58476d1ce4e5b9);
+      z = (z ^ (z >> 27)) * G_GUINT64_CONSTANT (0x94d049bb133111eb);
+      rng->s[i] = z ^ (z >> 31);
+    }
+}
+
+static guint64
+rng_next (Rng *rng)
+{
+  guint64 *s = rng->s;
+  guint64 result = rotl (s[1] * 5, 7) * 9;
+  guint64 t = s[1] << 17;
+
+  s[2] ^= s[0];
+  s[3] ^= s[1];
+  s[1] ^= s[2];
+  s[0] ^= s[3];
+  s[2] ^= t;
+  s[3] = rotl (s[3], 45);
+
+  return result;
+}
+
+/* Uniform in [-1, 1), with 53 random bits. */
+static double
+rng_symmetric (Rng *rng)
+{
+  return (double) (rng_next (rng) >> 11) * 0x1p-52 - 1.0;
+}
+
+/* normal(0, 0.05), by Marsaglia's polar method: the values a trained
+ * network's weights look like. */
+static double *
+make_weights (gsize n)
+{
+  double *values = g_new (double, n);
+  Rng rng;
+
+  rng_seed (&rng, G_GUINT64_CONSTANT (20260101));
+
+  for (gsize i = 0; i < n; i += 2)
+    {
+      double u, v, s, f;
+
+      do
+        {
+          u = rng_symmetric (&rng);
+          v = rng_symmetric (&rng);
+          s = u * u + v * v;
+        }
+      while (s >= 1.0 || s == 0.0);
+
+      f = 0.05 * sqrt (-2.0 * log (s) / s);
+      values[i] = u * f;
+      if (i + 1 < n)
+        values[i + 1] = v * f;
+    }
+
+  return values;
+}
+
+/* Uniformly random bit patterns, NaNs drawn again: every exponent, so
+ * subnormals, huge values and integers alike. */
+static double *
+make_domain (gsize n)
+{
+  const guint64 exp_mask = G_GUINT64_CONSTANT (0x7FF0000000000000);
+  double *values = g_new (double, n);
+  Rng rng;
+
+  rng_seed (&rng, G_GUINT64_CONSTANT (0xd0a1));
+
+  for (gsize i = 0; i < n; i++)
+    {
+      guint64 bits;
+
+      do
+        bits = rng_next (&rng);
+      while ((bits & exp_mask) == exp_mask && (bits & ~(exp_mask | (G_GUINT64_CONSTANT (1) << 63))) != 0);
+
+      memcpy (&values[i], &bits, sizeof bits);
+    }
+
+  return values;
+}
+
+typedef struct
+{
+  const char *name;
+  const char *description;
+  double   *(*make) (gsize n);
+} DataSet;
+
+static const DataSet data_sets[] = {
+  { "weights", "normal(0, 0.05) doubles", make_weights },
+  { "domain", "uniformly random 64-bit patterns, no NaN", make_domain },
+};
+
+/* ------------------------------------------------------------------ */
+/* Codecs                                                              */
+
+/* What one write or read hands back. After a write, @data and @size are
+ * the encoded bytes; after a read, the decoded doubles. */
+typedef struct
+{
+  gconstpointer  data;
+  gsize          size;
+  gpointer       owner;        /* keeps @data alive */
+  GDestroyNotify free_owner;
+  gpointer       garbage;      /* left over, freed once the clock stops */
+  GDestroyNotify free_garbage;
+} Output;
+
+/* A writer that leaves @size unknown (NUL-terminated text whose length
+ * the API does not return) sets it to this; it is measured untimed. */
+#define SIZE_IS_STRLEN G_MAXSIZE
+
+static void
+output_drop_garbage (Output *out)
+{
+  if (out->garbage != NULL)
+    out->free_garbage (out->garbage);
+  out->garbage = NULL;
+}
+
+static void
+output_clear (Output *out)
+{
+  output_drop_garbage (out);
+  if (out->owner != NULL)
+    out->free_owner (out->owner);
+  memset (out, 0, sizeof *out);
+}
+
+static void
+output_take (Output         *out,
+             gpointer        data,
+             gsize           size,
+             GDestroyNotify  free_data)
+{
+  out->data = data;
+  out->size = size;
+  out->owner = data;
+  out->free_owner = free_data;
+}
+
+typedef struct
+{
+  const char *name;
+  const char *description;
+  /* Untimed set-up from the input values, e.g. libserio's bundle. */
+  gpointer  (*prepare)   (const double *values,
+                          gsize         n);
+  GDestroyNotify unprepare;
+  void      (*write)     (gpointer      prepared,
+                          const double *values,
+                          gsize         n,
+                          Output       *out);
+  gboolean  (*read)      (const char   *data,
+                          gsize         size,
+                          gsize         n,
+                          Output       *out,
+                          GError      **error);
+  /* Larger sizes are measured only when the codec is asked for by name
+   * (0: no limit). */
+  gsize      default_max_n;
+} Codec;
+
+static gboolean
+check_count (gsize    got,
+             gsize    n,
+             GError **error)
+{
+  if (got == n)
+    return TRUE;
+
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+               "read %" G_GSIZE_FORMAT " values instead of %" G_GSIZE_FORMAT, got, n);
+  return FALSE;
+}
+
+/* libserio */
+
+static gpointer
+serio_prepare (const double *values,
+               gsize         n)
+{
+  SerioBundle *bundle = serio_bundle_new ();
+
+  serio_bundle_append (bundle, "w", values, n);
+  return bundle;
+}
+
+static void
+serio_write (gpointer      prepared,
+             const double *values,
+             gsize         n,
+             Output       *out)
+{
+  output_take (out, serio_bundle_to_string (prepared), SIZE_IS_STRLEN, g_free);
+}
+
+static gboolean
+serio_read (const char  *data,
+            gsize        size,
+            gsize        n,
+            Output      *out,
+            GError     **error)
+{
+  SerioBundle *bundle = serio_bundle_from_string (data, error);
+  gsize n_values = 0;
+
+  if (bundle == NULL)
+    return FALSE;
+
+  out->owner = bundle;
+  out->free_owner = g_object_unref;
+
+  if (serio_bundle_get_n_arrays (bundle) != 1)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "read %u arrays instead of 1", serio_bundle_get_n_arrays (bundle));
+      return FALSE;
+    }
+
+  out->data = serio_bundle_get_values (bundle, 0, &n_values);
+  out->size = n_values * sizeof (double);
+
+  return check_count (n_values, n, error);
+}
+
+/* Comma-separated text through libc or GLib: one buffer, sized once for
+ * the longest token and trimmed at the end, as libserio's own writer
+ * does; one array of n doubles on reading. */
+
+/* "-2.2250738585072014e-308", "-0x1.fffffffffffffp+1023" */
+#define LIBC_TOKEN_MAX 24
+
+typedef char  *(*FormatFunc) (char   *out,
+                              gsize   room,
+                              double  value);
+typedef double (*ParseFunc)  (const char  *text,
+                              char       **end);
+
+static inline void
+write_list (const double *values,
+            gsize         n,
+            FormatFunc    format,
+            Output       *out)
+{
+  gsize bound = n * (LIBC_TOKEN_MAX + 1) + 1;
+  char *buffer = g_malloc (bound);
+  char *p = buffer;
+
+  for (gsize i = 0; i < n; i++)
+    {
+      if (i > 0)
+        *p++ = ',';
+      p = format (p, bound - (p - buffer), values[i]);
+    }
+
+  *p = '\0';
+  output_take (out, g_realloc (buffer, p - buffer + 1), p - buffer, g_free);
+}
+
+static inline gboolean
+read_list (const char  *text,
+           gsize        n,
+           ParseFunc    parse,
+           Output      *out,
+           GError     **error)
+{
+  double *values = g_new (double, n);
+  const char *p = text;
+
+  output_take (out, values, n * sizeof (double), g_free);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      char *end;
+
+      values[i] = parse (p, &end);
+      if (end == p || *end != (i + 1 < n ? ',' : '\0'))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       "value %" G_GSIZE_FORMAT " does not parse", i + 1);
+          return FALSE;
+        }
+      p = end + 1;
+    }
+
+  return TRUE;
+}
+
+static char *
+format_g17 (char   *out,
+            gsize   room,
+            double  value)
+{
+  return out + snprintf (out, room, "%.17g", value);
+}
+
+static char *
+format_hex (char   *out,
+            gsize   room,
+            double  value)
+{
+  return out + snprintf (out, room, "%a", value);
+}
+
+static char *
+format_g_ascii (char   *out,
+                gsize   room,
+                double  value)
+{
+  g_ascii_dtostr (out, room, value);
+  return out + strlen (out);
+}
+
+static void
+g17_write (gpointer      prepared,
+           const double *values,
+           gsize         n,
+           Output       *out)
+{
+  write_list (values, n, format_g17, out);
+}
+
+static void
+hex_write (gpointer      prepared,
+           const double *values,
+           gsize         n,
+           Output       *out)
+{
+  write_list (values, n, format_hex, out);
+}
+
+static void
+g_ascii_write (gpointer      prepared,
+               const double *values,
+               gsize         n,
+               Output       *out)
+{
+  write_list (values, n, format_g_ascii, out);
+}
+
+static gboolean
+strtod_read (const char  *data,
+             gsize        size,
+             gsize        n,
+             Output      *out,
+             GError     **error)
+{
+  return read_list (data, n, strtod, out, error);
+}
+
+static gboolean
+g_ascii_read (const char  *data,
+              gsize        size,
+              gsize        n,
+              Output      *out,
+              GError     **error)
+{
+  return read_list (data, n, g_ascii_strtod, out, error);
+}
+
+/* json-glib: a JsonArray of doubles through JsonGenerator and JsonParser. */
+
+#ifdef HAVE_JSON_GLIB
+static void
+json_write (gpointer      prepared,
+            const double *values,
+            gsize         n,
+            Output       *out)
+{
+  JsonArray *array = json_array_sized_new (n);
+  JsonNode *root = json_node_new (JSON_NODE_ARRAY);
+  JsonGenerator *generator = json_generator_new ();
+  char *text;
+  gsize len;
+
+  for (gsize i = 0; i < n; i++)
+    json_array_add_double_element (array, values[i]);
+
+  json_node_take_array (root, array);
+  /* The generator keeps its own copy of the root, sharing the array. */
+  json_generator_set_root (generator, root);
+  json_node_unref (root);
+
+  text = json_generator_to_data (generator, &len);
+  output_take (out, text, len, g_free);
+  out->garbage = generator;
+  out->free_garbage = g_object_unref;
+}
+
+static gboolean
+json_read (const char  *data,
+           gsize        size,
+           gsize        n,
+           Output      *out,
+           GError     **error)
+{
+  JsonParser *parser = json_parser_new ();
+  JsonNode *root;
+  JsonArray *array;
+  double *values;
+
+  out->garbage = parser;
+  out->free_garbage = g_object_unref;
+
+  if (!json_parser_load_from_data (parser, data, size, error))
+    return FALSE;
+
+  root = json_parser_get_root (parser);
+  if (root == NULL || !JSON_NODE_HOLDS_ARRAY (root))
+    return check_count (0, n, error);
+
+  array = json_node_get_array (root);
+  if (!check_count (json_array_get_length (array), n, error))
+    return FALSE;
+
+  values = g_new (double, n);
+  for (gsize i = 0; i < n; i++)
+    values[i] = json_array_get_double_element (array, i);
+
+  output_take (out, values, n * sizeof (double), g_free);
+  return TRUE;
+}
+#endif
+
+/* GVariant "ad": the binary serialization, and its text form. Reading
+ * copies the doubles out of the variant, so that, as for every codec, the
+ * caller ends up owning them. */
+
+static void
+gvariant_write (gpointer      prepared,
+                const double *values,
+                gsize         n,
+                Output       *out)
+{
+  GVariant *variant = g_variant_ref_sink (g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE,
+                                                                     values, n, sizeof (double)));
+
+  out->data = g_variant_get_data (variant);
+  out->size = g_variant_get_size (variant);
+  out->owner = variant;
+  out->free_owner = (GDestroyNotify) g_variant_unref;
+}
+
+static gboolean
+copy_from_variant (GVariant  *variant,
+                   gsize      n,
+                   Output    *out,
+                   GError   **error)
+{
+  gsize n_values;
+  gconstpointer values = g_variant_get_fixed_array (variant, &n_values, sizeof (double));
+
+  out->garbage = variant;
+  out->free_garbage = (GDestroyNotify) g_variant_unref;
+
+  if (!check_count (n_values, n, error))
+    return FALSE;
+
+  output_take (out, g_memdup2 (values, n * sizeof (double)), n * sizeof (double), g_free);
+  return TRUE;
+}
+
+static gboolean
+gvariant_read (const char  *data,
+               gsize        size,
+               gsize        n,
+               Output      *out,
+               GError     **error)
+{
+  GVariant *variant = g_variant_new_from_data (G_VARIANT_TYPE ("ad"), data, size,
+                                               FALSE, NULL, NULL);
+
+  return copy_from_variant (g_variant_ref_sink (variant), n, out, error);
+}
+
+static void
+gvariant_text_write (gpointer      prepared,
+                     const double *values,
+                     gsize         n,
+                     Output       *out)
+{
+  GVariant *variant = g_variant_ref_sink (g_variant_new_fixed_array (G_VARIANT_TYPE_DOUBLE,
+                                                                     values, n, sizeof (double)));
+
+  output_take (out, g_variant_print (variant, FALSE), SIZE_IS_STRLEN, g_free);
+  out->garbage = variant;
+  out->free_garbage = (GDestroyNotify) g_variant_unref;
+}
+
+static gboolean
+gvariant_text_read (const char  *data,
+                    gsize        size,
+                    gsize        n,
+                    Output      *out,
+                    GError     **error)
+{
+  GVariant *variant = g_variant_parse (G_VARIANT_TYPE ("ad"), data, data + size, NULL, error);
+
+  if (variant == NULL)
+    return FALSE;
+
+  return copy_from_variant (variant, n, out, error);
+}
+
+/* memcpy: the floor, what any format costs at the least. */
+
+static void
+memcpy_write (gpointer      prepared,
+              const double *values,
+              gsize         n,
+              Output       *out)
+{
+  output_take (out, g_memdup2 (values, n * sizeof (double)), n * sizeof (double), g_free);
+}
+
+static gboolean
+memcpy_read (const char  *data,
+             gsize        size,
+             gsize        n,
+             Output      *out,
+             GError     **error)
+{
+  if (!check_count (size / sizeof (double), n, error))
+    return FALSE;
+
+  output_take (out, g_memdup2 (data, size), size, g_free);
+  return TRUE;
+}
+
+static const Codec codecs[] = {
+  { "libserio", "serio_bundle_to_string / serio_bundle_from_string",
+    serio_prepare, g_object_unref, serio_write, serio_read },
+  { "printf-17g", "snprintf \"%.17g\" / strtod",
+    NULL, NULL, g17_write, strtod_read },
+  { "printf-a", "snprintf \"%a\" / strtod",
+    NULL, NULL, hex_write, strtod_read },
+  { "g_ascii", "g_ascii_dtostr / g_ascii_strtod",
+    NULL, NULL, g_ascii_write, g_ascii_read },
+#ifdef HAVE_JSON_GLIB
+  { "json-glib", "JsonArray + json_generator_to_data / json_parser_load_from_data",
+    NULL, NULL, json_write, json_read },
+#endif
+  /* Close to a microsecond per value each way: at 10^6 values it would
+   * double the length of a run. */
+  { "gvariant-text", "g_variant_print / g_variant_parse of \"ad\"",
+    NULL, NULL, gvariant_text_write, gvariant_text_read, 100000 },
+  { "gvariant", "GVariant \"ad\", binary: g_variant_new_fixed_array / get_fixed_array + copy",
+    NULL, NULL, gvariant_write, gvariant_read },
+  { "memcpy", "g_memdup2 both ways (binary, the floor)",
+    NULL, NULL, memcpy_write, memcpy_read },
+};
+
+/* ------------------------------------------------------------------ */
+/* Measuring                                                           */
+
+typedef struct
+{
+  double write_median, write_min;   /* ns per value */
+  double read_median, read_min;
+  double bytes_per_value;
+  gsize  mismatches;
+  char  *error;                     /* the read failed: why */
+  gboolean skipped;
+} Result;
+
+/* The CPU time of this thread by default: on a shared machine, time spent
+ * waiting for the CPU is not the codec's. --wall switches to wall time. */
+static clockid_t clock_id = CLOCK_THREAD_CPUTIME_ID;
+
+static inline guint64
+now_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (clock_id, &ts);
+  return (guint64) ts.tv_sec * G_GUINT64_CONSTANT (1000000000) + ts.tv_nsec;
+}
+
+static int
+compare_u64 (gconstpointer a,
+             gconstpointer b)
+{
+  guint64 x = *(const guint64 *) a, y = *(const guint64 *) b;
+
+  return (x > y) - (x < y);
+}
+
+static void
+summarize (guint64 *times,
+           guint    reps,
+           gsize    n,
+           double  *median,
+           double  *min)
+{
+  double mid;
+
+  qsort (times, reps, sizeof *times, compare_u64);
+  mid = reps % 2 == 1 ? times[reps / 2] : (times[reps / 2 - 1] + times[reps / 2]) / 2.0;
+  *median = mid / n;
+  *min = (double) times[0] / n;
+}
+
+/* Counts the values whose bit patterns differ. */
+static gsize
+count_mismatches (const double *expected,
+                  const double *got,
+                  gsize         n)
+{
+  gsize mismatches = 0;
+
+  for (gsize i = 0; i < n; i++)
+    mismatches += memcmp (&expected[i], &got[i], sizeof (double)) != 0;
+
+  return mismatches;
+}
+
+/* One codec's measurement in progress. */
+typedef struct
+{
+  const Codec *codec;
+  Result      *result;
+  gpointer     prepared;
+  Output       encoded;
+  Output       decoded;
+  guint64     *write_times;
+  guint64     *read_times;
+  GError      *error;
+} Trial;
+
+static inline guint64
+time_write (Trial        *trial,
+            const double *values,
+            gsize         n)
+{
+  guint64 start;
+
+  output_clear (&trial->encoded);
+  start = now_ns ();
+  trial->codec->write (trial->prepared, values, n, &trial->encoded);
+  return now_ns () - start;
+}
+
+static inline guint64
+time_read (Trial *trial,
+           gsize  n)
+{
+  guint64 start;
+
+  output_clear (&trial->decoded);
+  start = now_ns ();
+  trial->codec->read (trial->encoded.data, trial->encoded.size, n,
+                      &trial->decoded, &trial->error);
+  return now_ns () - start;
+}
+
+/* Measures every codec whose result is not marked skipped. The codecs take
+ * turns, one repetition each, rather than running all their repetitions in
+ * a row: a burst of load from elsewhere on the machine then spreads over
+ * all of them instead of shifting one codec's median. */
+static void
+measure (const Codec  **to_run,
+         Result        *results,
+         gsize          n_codecs,
+         const double  *values,
+         gsize          n,
+         guint          reps)
+{
+  g_autofree Trial *trials = g_new0 (Trial, n_codecs);
+
+  for (gsize i = 0; i < n_codecs; i++)
+    {
+      Trial *t = &trials[i];
+
+      t->codec = to_run[i];
+      t->result = &results[i];
+      if (t->result->skipped)
+        continue;
+      t->prepared = t->codec->prepare != NULL ? t->codec->prepare (values, n) : NULL;
+      t->write_times = g_new (guint64, reps);
+      t->read_times = g_new (guint64, reps);
+    }
+
+  for (guint r = 0; r < reps; r++)
+    {
+      for (gsize i = 0; i < n_codecs; i++)
+        {
+          if (trials[i].result->skipped)
+            continue;
+          trials[i].write_times[r] = time_write (&trials[i], values, n);
+          output_drop_garbage (&trials[i].encoded);
+        }
+    }
+
+  for (gsize i = 0; i < n_codecs; i++)
+    {
+      Output *encoded = &trials[i].encoded;
+
+      if (trials[i].result->skipped)
+        continue;
+      if (encoded->size == SIZE_IS_STRLEN)
+        encoded->size = strlen (encoded->data);
+      trials[i].result->bytes_per_value = (double) encoded->size / n;
+    }
+
+  for (guint r = 0; r < reps; r++)
+    {
+      for (gsize i = 0; i < n_codecs; i++)
+        {
+          if (trials[i].result->skipped || trials[i].error != NULL)
+            continue;
+          trials[i].read_times[r] = time_read (&trials[i], n);
+          output_drop_garbage (&trials[i].decoded);
+        }
+    }
+
+  for (gsize i = 0; i < n_codecs; i++)
+    {
+      Trial *t = &trials[i];
+      Result *result = t->result;
+
+      if (result->skipped)
+        continue;
+
+      summarize (t->write_times, reps, n, &result->write_median, &result->write_min);
+      if (t->error != NULL)
+        {
+          result->error = g_strdup (t->error->message);
+          result->read_median = result->read_min = NAN;
+          result->mismatches = n;
+        }
+      else
+        {
+          summarize (t->read_times, reps, n, &result->read_median, &result->read_min);
+          result->mismatches = count_mismatches (values, t->decoded.data, n);
+        }
+
+      output_clear (&t->decoded);
+      output_clear (&t->encoded);
+      if (t->prepared != NULL)
+        t->codec->unprepare (t->prepared);
+      g_free (t->write_times);
+      g_free (t->read_times);
+      g_clear_error (&t->error);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Memory: how far libserio's reader and writer raise the process's peak
+ * resident set, measured with Linux's resettable high-water mark. */
+
+static gssize
+proc_status_kib (const char *field)
+{
+  g_autofree char *status = NULL;
+  const char *line;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL))
+    return -1;
+
+  line = strstr (status, field);
+  if (line == NULL)
+    return -1;
+
+  return g_ascii_strtoll (line + strlen (field), NULL, 10);
+}
+
+/* Returns the growth of the peak RSS during @func, in bytes, or -1 where
+ * the system cannot tell. */
+static gssize
+peak_growth (GDestroyNotify func,
+             gpointer       data)
+{
+  gssize before;
+  FILE *clear_refs;
+  gboolean reset;
+
+#ifdef __GLIBC__
+  /* Hand freed heap back to the system, so that it is counted again when
+   * @func reuses it. */
+  malloc_trim (0);
+#endif
+  before = proc_status_kib ("VmRSS:");
+  if (before < 0)
+    return -1;
+
+  /* "5" resets VmHWM to the current RSS (Linux 4.0). */
+  clear_refs = fopen ("/proc/self/clear_refs", "w");
+  if (clear_refs == NULL)
+    return -1;
+  reset = fputs ("5", clear_refs) >= 0;
+  reset = fclose (clear_refs) == 0 && reset;
+  if (!reset)
+    return -1;
+
+  func (data);
+
+  return (proc_status_kib ("VmHWM:") - before) * 1024;
+}
+
+static void
+parse_and_free (gpointer data)
+{
+  g_autoptr(GError) error = NULL;
+  SerioBundle *bundle = serio_bundle_from_string (data, &error);
+
+  g_assert_no_error (error);
+  g_object_unref (bundle);
+}
+
+static void
+serialize_and_free (gpointer data)
+{
+  g_free (serio_bundle_to_string (data));
+}
+
+static void
+print_memory (const double *values,
+              gsize         n)
+{
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autofree char *text = NULL;
+  gssize from_peak, to_peak;
+  double mib = 1024.0 * 1024.0;
+
+  serio_bundle_append (bundle, "w", values, n);
+  text = serio_bundle_to_string (bundle);
+
+  to_peak = peak_growth (serialize_and_free, bundle);
+  from_peak = peak_growth (parse_and_free, text);
+  if (from_peak < 0 || to_peak < 0)
+    {
+      printf ("libserio peak memory: not measurable here (needs /proc/self/clear_refs)\n");
+      return;
+    }
+
+  printf ("libserio peak RSS growth: from_string %.1f MiB (%.2f bytes/value) on %.1f MiB of text; "
+          "to_string %.1f MiB (%.2f bytes/value)\n",
+          from_peak / mib, (double) from_peak / n, strlen (text) / mib,
+          to_peak / mib, (double) to_peak / n);
+}
+
+/* ------------------------------------------------------------------ */
+/* Report                                                              */
+
+static void
+print_machine (guint reps)
+{
+  g_autofree char *cpuinfo = NULL;
+  g_autofree char *model = NULL;
+  struct utsname uts;
+
+  if (g_file_get_contents ("/proc/cpuinfo", &cpuinfo, NULL, NULL))
+    {
+      const char *line = strstr (cpuinfo, "model name");
+      const char *colon = line != NULL ? strchr (line, ':') : NULL;
+
+      if (colon != NULL)
+        model = g_strstrip (g_strndup (colon + 1, strcspn (colon + 1, "\n")));
+    }
+
+  printf ("serio-bench: libserio %s, GLib %u.%u.%u",
+          SERIO_VERSION, glib_major_version, glib_minor_version, glib_micro_version);
+#ifdef HAVE_JSON_GLIB
+  printf (", json-glib %s", JSON_VERSION_S);
+#endif
+  printf ("\nCPU:      %s, %u logical cores available\n",
+          model != NULL ? model : "unknown", g_get_num_processors ());
+  if (uname (&uts) == 0)
+    printf ("Kernel:   %s %s %s\n", uts.sysname, uts.release, uts.machine);
+  printf ("Compiler: %s, buildtype %s (-O%s)\n", BENCH_COMPILER, BENCH_BUILDTYPE, BENCH_OPTIMIZATION);
+  printf ("Method:   single thread, %s; median and minimum of %u repetitions,\n"
+          "          codecs taking turns, in ns per value, warm heap (freed memory kept by malloc);\n"
+          "          \"x lib\" = this codec's median / libserio's median;\n"
+          "          mismatches = values whose 64-bit pattern did not survive the round trip.\n",
+          clock_id == CLOCK_MONOTONIC ? "wall time (CLOCK_MONOTONIC)" : "thread CPU time (CLOCK_THREAD_CPUTIME_ID)",
+          reps);
+  printf ("Codecs:\n");
+  for (gsize i = 0; i < G_N_ELEMENTS (codecs); i++)
+    printf ("  %-14s %s\n", codecs[i].name, codecs[i].description);
+#ifndef HAVE_JSON_GLIB
+  printf ("  (json-glib was not found at build time and is left out)\n");
+#endif
+}
+
+static void
+format_ratio (char   *buf,
+              gsize   size,
+              double  time,
+              double  reference)
+{
+  if (isnan (time) || isnan (reference))
+    g_strlcpy (buf, "-", size);
+  else
+    g_snprintf (buf, size, "%.2fx", time / reference);
+}
+
+static void
+print_table (const DataSet *set,
+             gsize          n,
+             const Codec  **selected,
+             const Result  *results,
+             gsize          n_selected)
+{
+  double lib_write = NAN, lib_read = NAN;
+
+  for (gsize i = 0; i < n_selected; i++)
+    {
+      if (g_str_equal (selected[i]->name, "libserio"))
+        {
+          lib_write = results[i].write_median;
+          lib_read = results[i].read_median;
+        }
+    }
+
+  printf ("\n%s (%s), N = %" G_GSIZE_FORMAT "\n", set->name, set->description, n);
+  printf ("%-14s %9s %9s %9s   %9s %9s %9s   %9s %10s\n",
+          "codec", "write", "min", "x lib", "read", "min", "x lib", "bytes/val", "mismatches");
+
+  for (gsize i = 0; i < n_selected; i++)
+    {
+      const Result *r = &results[i];
+      char write_ratio[32], read_ratio[32], mismatches[32];
+
+      if (r->skipped)
+        {
+          printf ("%-14s (not run above N = %" G_GSIZE_FORMAT " unless named with --only)\n",
+                  selected[i]->name, selected[i]->default_max_n);
+          continue;
+        }
+
+      format_ratio (write_ratio, sizeof write_ratio, r->write_median, lib_write);
+      format_ratio (read_ratio, sizeof read_ratio, r->read_median, lib_read);
+      if (r->error != NULL)
+        g_strlcpy (mismatches, "read failed", sizeof mismatches);
+      else
+        g_snprintf (mismatches, sizeof mismatches, "%" G_GSIZE_FORMAT, r->mismatches);
+
+      printf ("%-14s %9.1f %9.1f %9s   %9.1f %9.1f %9s   %9.2f %10s\n",
+              selected[i]->name,
+              r->write_median, r->write_min, write_ratio,
+              r->read_median, r->read_min, read_ratio,
+              r->bytes_per_value, mismatches);
+    }
+
+  for (gsize i = 0; i < n_selected; i++)
+    {
+      if (results[i].error != NULL)
+        printf ("  %s: %s\n", selected[i]->name, results[i].error);
+    }
+}
+
+static gboolean
+select_by_name (char       **names,
+                gconstpointer table,
+                gsize        n_entries,
+                gsize        entry_size,
+                gboolean    *chosen,
+                const char  *what,
+                GError     **error)
+{
+  if (names == NULL)
+    {
+      for (gsize i = 0; i < n_entries; i++)
+        chosen[i] = TRUE;
+      return TRUE;
+    }
+
+  for (char **name = names; *name != NULL; name++)
+    {
+      gboolean found = FALSE;
+
+      for (gsize i = 0; i < n_entries; i++)
+        {
+          const char *entry;
+
+          /* Each entry of @table starts with its name. */
+          memcpy (&entry, (const char *) table + i * entry_size, sizeof entry);
+          if (g_str_equal (*name, entry))
+            found = chosen[i] = TRUE;
+        }
+
+      if (!found)
+        {
+          g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                       "unknown %s \"%s\"", what, *name);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  gboolean large = FALSE;
+  gboolean wall = FALSE;
+  int reps = 11;
+  g_auto(GStrv) only = NULL;
+  g_auto(GStrv) data = NULL;
+  const GOptionEntry entries[] = {
+    { "large", 0, 0, G_OPTION_ARG_NONE, &large, "Also measure N = 10^7", NULL },
+    { "wall", 0, 0, G_OPTION_ARG_NONE, &wall, "Measure wall time instead of the thread's CPU time", NULL },
+    { "reps", 0, 0, G_OPTION_ARG_INT, &reps, "Repetitions per measurement (default 11)", "N" },
+    { "only", 0, 0, G_OPTION_ARG_STRING_ARRAY, &only, "Measure only this codec (repeatable)", "NAME" },
+    { "data", 0, 0, G_OPTION_ARG_STRING_ARRAY, &data, "Use only this data set, weights or domain (repeatable)", "NAME" },
+    G_OPTION_ENTRY_NULL
+  };
+  g_autoptr(GOptionContext) context = g_option_context_new ("- time libserio against other ways of saving doubles");
+  g_autoptr(GError) error = NULL;
+  gboolean codec_chosen[G_N_ELEMENTS (codecs)] = { FALSE };
+  gboolean set_chosen[G_N_ELEMENTS (data_sets)] = { FALSE };
+  const Codec *selected[G_N_ELEMENTS (codecs)];
+  gsize n_selected = 0;
+  const gsize sizes[] = { 10000, 1000000, 10000000 };
+
+  g_option_context_add_main_entries (context, entries, NULL);
+  g_option_context_set_description (context,
+                                    "Codecs: libserio printf-17g printf-a g_ascii json-glib gvariant-text gvariant memcpy\n");
+  if (!g_option_context_parse (context, &argc, &argv, &error) ||
+      !select_by_name (only, codecs, G_N_ELEMENTS (codecs), sizeof (Codec),
+                       codec_chosen, "codec", &error) ||
+      !select_by_name (data, data_sets, G_N_ELEMENTS (data_sets), sizeof (DataSet),
+                       set_chosen, "data set", &error))
+    {
+      g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+      return EXIT_FAILURE;
+    }
+  if (reps < 1)
+    {
+      g_printerr ("%s: --reps must be at least 1\n", g_get_prgname ());
+      return EXIT_FAILURE;
+    }
+
+  for (gsize i = 0; i < G_N_ELEMENTS (codecs); i++)
+    {
+      if (codec_chosen[i])
+        selected[n_selected++] = &codecs[i];
+    }
+
+  if (wall)
+    clock_id = CLOCK_MONOTONIC;
+
+#ifdef __GLIBC__
+  mallopt (M_MMAP_THRESHOLD, 32 * 1024 * 1024);
+  mallopt (M_TRIM_THRESHOLD, G_MAXINT);
+#endif
+
+  print_machine (reps);
+
+  for (gsize s = 0; s < G_N_ELEMENTS (data_sets); s++)
+    {
+      if (!set_chosen[s])
+        continue;
+
+      for (gsize k = 0; k < G_N_ELEMENTS (sizes) - (large ? 0 : 1); k++)
+        {
+          gsize n = sizes[k];
+          g_autofree double *values = data_sets[s].make (n);
+          Result results[G_N_ELEMENTS (codecs)] = { { 0 } };
+
+          for (gsize i = 0; i < n_selected; i++)
+            results[i].skipped = (only == NULL && selected[i]->default_max_n != 0 &&
+                                  n > selected[i]->default_max_n);
+          measure (selected, results, n_selected, values, n, reps);
+
+          print_table (&data_sets[s], n, selected, results, n_selected);
+          /* codecs[0] is libserio. */
+          if (n >= 1000000 && codec_chosen[0])
+            print_memory (values, n);
+          fflush (stdout);
+
+          for (gsize i = 0; i < n_selected; i++)
+            g_free (results[i].error);
+        }
+    }
+
+  return EXIT_SUCCESS;
+}
