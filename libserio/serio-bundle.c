@@ -364,9 +364,14 @@ serialize (SerioBundle *self,
   *out = '\0';
   *len = out - buffer;
 
-  /* The bound allows for the longest token; give back what the values did
-   * not need. */
-  return g_realloc (buffer, *len + 1);
+  /* The bound allows for the longest token. Give back what the values did
+   * not need only when that is a lot (short tokens): a block trimmed by a
+   * few percent is smaller than the next call's bound, which keeps glibc's
+   * malloc from reusing it and costs fresh pages on every call. */
+  if (bound - *len > *len / 4)
+    buffer = g_realloc (buffer, *len + 1);
+
+  return buffer;
 }
 
 /**
