@@ -18,6 +18,7 @@ A bundle reads like a mapping from names to lists of floats, in bundle order::
     for name, values in b:
         ...              # every array, duplicates included, in order
     b.to_dict()          # {"dense.w": [0.1, -0.0], "dense.b": []}
+    b.keys()             # ["dense.w", "dense.b"], so dict(b) == b.to_dict()
 
 and, with NumPy, ``b.to_numpy("dense.w")`` and ``b.append_numpy(name, array)``
 move the values through a GBytes rather than one Python float at a time.
@@ -27,8 +28,9 @@ Semantics worth knowing:
 * Keys are names, and names are ``str``: any other key type (an ``int``
   included) raises :exc:`TypeError`. Reach arrays by position with
   ``get_name(i)`` and ``get_values(i)``.
-* Duplicate names are legal: ``b[name]``, ``to_numpy()`` and ``to_dict()``
-  see the first array of a name, iteration sees them all.
+* Duplicate names are legal: ``b[name]``, ``to_numpy()``, ``to_dict()`` and
+  ``dict(b)`` see the first array of a name, ``keys()`` lists each name
+  once, iteration sees every array.
 * Values are lists of floats, as ``get_values()`` returns them.
 * ``bool(b)`` is always ``True``, as for other GObject containers
   (``Gio.Settings``, ``Gtk.TreeModel``): ``if b:`` tests for ``None``, not
@@ -145,6 +147,16 @@ class Bundle(Serio.Bundle):
         return '<Serio.Bundle with %s: %s>' % (_plural(n_arrays, 'array'),
                                                ', '.join(arrays))
 
+    def keys(self):
+        """Return the names as a list, each once, in the order of their first
+        array.
+
+        With ``bundle[name]``, this makes ``dict(bundle)`` equal to
+        :meth:`to_dict`.
+        """
+        return list(dict.fromkeys(self.get_name(index)
+                                  for index in range(self.get_n_arrays())))
+
     def to_dict(self):
         """Return a dict that maps each name to its values, as a list.
 
@@ -169,7 +181,9 @@ class Bundle(Serio.Bundle):
 
         Raises TypeError if arrays is not a mapping, or for a name that is
         not a str or a value that is not a sequence of numbers (None
-        included), and ValueError for a name holding a NUL.
+        included); OverflowError for an integer too large for a float; and
+        ValueError for a name holding a NUL, or UnicodeEncodeError (a
+        ValueError) for one holding a lone surrogate.
         """
         if not hasattr(arrays, 'items'):
             raise TypeError('from_dict() needs a mapping, not %s'
@@ -221,7 +235,9 @@ class Bundle(Serio.Bundle):
         Raises ImportError without NumPy; TypeError for a name that is not
         a str or a dtype that does not cast safely (complex, longdouble,
         strings, objects); ValueError for a name holding a NUL or an array
-        that is not one-dimensional (flatten it first with ``ravel()``).
+        that is not one-dimensional (flatten it first with ``ravel()``), or
+        UnicodeEncodeError (a ValueError) for a name holding a lone
+        surrogate.
         """
         numpy = _import_numpy('append_numpy')
         _check_name(name)

@@ -152,6 +152,14 @@ class TestToDict(unittest.TestCase):
     def test_empty_bundle(self):
         self.assertEqual(Serio.Bundle.new().to_dict(), {})
 
+    def test_keys_make_dict_agree_with_to_dict(self):
+        bundle = bundle_of(('z', [1.0]), ('a', [2.0]), ('z', [3.0]), ('m', []))
+        self.assertEqual(bundle.keys(), ['z', 'a', 'm'])
+        as_dict = dict(bundle)
+        self.assertEqual(list(as_dict), ['z', 'a', 'm'])
+        self.assertEqual(to_bits(as_dict['z']), to_bits([1.0]))
+        self.assertEqual(Serio.Bundle.new().keys(), [])
+
     def test_lists_are_copies(self):
         bundle = bundle_of(('a', [1.0]))
         bundle.to_dict()['a'].append(2.0)
