@@ -205,6 +205,10 @@ serio_tool_convert (int    argc,
   if (argc != 3)
     return serio_tool_usage_error (_("give an input and an output file"));
 
+  /* The output is replaced atomically, which needs a file. */
+  if (serio_tool_is_stdin (argv[2]))
+    return serio_tool_usage_error (_("the output must be a file, not “-”"));
+
   in_npy = is_npy (argv[1]);
   out_npy = is_npy (argv[2]);
   if (in_npy == out_npy)

@@ -8,6 +8,7 @@
 #include "config.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -60,9 +61,18 @@ serio_tool_usage_error (const char *message)
   return SERIO_TOOL_EXIT_ERROR;
 }
 
+/* Results go to the buffered standard output, errors to the standard
+ * error: flushing first keeps them in order when both reach one place. */
+static void
+flush_results (void)
+{
+  fflush (stdout);
+}
+
 void
 serio_tool_print_error (const GError *error)
 {
+  flush_results ();
   g_printerr ("%s: %s\n", g_get_prgname (), error->message);
 }
 
@@ -286,6 +296,7 @@ report_parse_error (const char   *path,
   g_autofree char *display = g_filename_display_name (path);
   gulong line = find_error_line (bytes);
 
+  flush_results ();
   if (line > 0)
     g_printerr ("%s:%lu: %s\n", display, line, error->message);
   else

@@ -544,6 +544,19 @@ class ChecksumTests(ToolTestCase):
         self.assertEqual(proc.stdout, b'296230c0  a\n')
         self.assertEqual(len(self.stderr_lines(proc)), 2)
 
+    def test_results_and_errors_keep_their_order(self):
+        self.write('a', b'a')
+        self.write('b', b'b')
+        proc = subprocess.run([SERIO, 'checksum', 'a', 'missing', 'b'], stdout=subprocess.PIPE,
+                              stderr=subprocess.STDOUT, cwd=self.dir, env=self.env('C.UTF-8'),
+                              timeout=120)
+        lines = proc.stdout.splitlines()
+        self.assertEqual(proc.returncode, 2)
+        self.assertEqual(len(lines), 3)
+        self.assertEqual(lines[0], b'%08x  a' % fnv1a_folded(b'a'))
+        self.assertIn(b'missing', lines[1])
+        self.assertEqual(lines[2], b'%08x  b' % fnv1a_folded(b'b'))
+
 
 # --- serio diff -------------------------------------------------------------
 
@@ -890,6 +903,9 @@ class ConvertTests(ToolTestCase):
         self.run_tool('convert', 'a.npy', 'b.npy', status=2)
         self.run_tool('convert', 'a.npy', status=2)
         self.run_tool('convert', 'a.npy', 'b.serio', 'c.serio', status=2)
+        proc = self.run_tool('convert', 'a.npy', '-', status=2)
+        self.assertIn('“-”', proc.stderr.decode())
+        self.assertFalse(os.path.exists(os.path.join(self.dir, '-')))
 
     def test_io_errors_and_failed_conversions_leave_the_output(self):
         self.write('a.serio', serio_text([('w', [1.0])]))
