@@ -8,8 +8,6 @@
 
 #include <string.h>
 
-#include <glib/gi18n-lib.h>
-
 #include "serio-bundle.h"
 #include "serio-codec.h"
 #include "serio-error.h"

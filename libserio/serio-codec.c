@@ -724,10 +724,10 @@ set_token_error (GError     **error,
   const char *comma = memchr (token, ',', line_end - token);
   g_autofree char *shown = describe_bytes (token, (comma ? comma : line_end) - token);
 
-  /* TRANSLATORS: an error about one value of a v1 record: line number,
-   * 1-based index of the value in its record, the value's text as found,
-   * and the problem. */
   g_set_error (error, SERIO_ERROR, problem->code,
+               /* TRANSLATORS: an error about one value of a v1 record: line
+                * number, 1-based index of the value in its record, the
+                * value's text as found, and the problem. */
                _("Line %lu, value %lu “%s”: %s"),
                line, (gulong) index, shown, _(problem->reason));
 }
@@ -865,6 +865,9 @@ parse_record (const char           *p,
 
       set_line_error (error, SERIO_ERROR_LENGTH, line,
                       g_dngettext (GETTEXT_PACKAGE,
+                                   /* TRANSLATORS: the count as written in
+                                    * the file, and the number of values the
+                                    * record really holds */
                                    "the count is %s but the record holds %lu value",
                                    "the count is %s but the record holds %lu values",
                                    n_tokens),

@@ -37,7 +37,8 @@ print_file_error (const char  *path,
 {
   g_autofree char *display = g_filename_display_name (path);
 
-  g_prefix_error (error, "%s: ", display);
+  /* TRANSLATORS: a file name, before an error message about it */
+  g_prefix_error (error, _("%s: "), display);
   serio_tool_print_error (*error);
 }
 
@@ -101,6 +102,9 @@ npy_to_serio (const char *in,
   if (shape != NULL)
     {
       g_printerr (g_dngettext (GETTEXT_PACKAGE,
+                               /* TRANSLATORS: a file name, the shape of
+                                * its array such as “(2, 3)”, and its
+                                * number of values */
                                "%s: note: the array of shape %s is flattened to %lu value in C order",
                                "%s: note: the array of shape %s is flattened to %lu values in C order",
                                n_values),
@@ -159,11 +163,17 @@ serio_to_npy (const char *in,
       g_autofree char *display = g_filename_display_name (in);
       guint n_arrays = serio_bundle_get_n_arrays (bundle);
 
-      g_printerr (g_dngettext (GETTEXT_PACKAGE,
-                               "%s: %s holds %u array: choose one with --name",
-                               "%s: %s holds %u arrays: choose one with --name",
-                               n_arrays),
-                  g_get_prgname (), display, n_arrays);
+      if (n_arrays == 0)
+        /* TRANSLATORS: the program, then a file name */
+        g_printerr (_("%s: %s holds no array"), g_get_prgname (), display);
+      else
+        g_printerr (g_dngettext (GETTEXT_PACKAGE,
+                                 /* TRANSLATORS: the program, a file name
+                                  * and its number of arrays */
+                                 "%s: %s holds %u array: choose one with --name",
+                                 "%s: %s holds %u arrays: choose one with --name",
+                                 n_arrays),
+                    g_get_prgname (), display, n_arrays);
       g_printerr ("\n");
       return SERIO_TOOL_EXIT_FAILURE;
     }

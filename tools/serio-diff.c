@@ -159,9 +159,10 @@ diff_arrays (const Side *a,
   if (n_differ == 0)
     return n_a != n_b;
 
-  /* TRANSLATORS: an array name, how many of its values differ, and out of
-   * how many (those present in both files) */
   g_print (g_dngettext (GETTEXT_PACKAGE,
+                        /* TRANSLATORS: an array name, how many of its
+                         * values differ, and out of how many (those present
+                         * in both files) */
                         "“%s”: %lu of %lu values differs",
                         "“%s”: %lu of %lu values differ",
                         n_differ),

@@ -74,6 +74,8 @@ print_text (const char  *path,
   guint n_arrays = serio_bundle_get_n_arrays (bundle);
 
   g_print (g_dngettext (GETTEXT_PACKAGE,
+                        /* TRANSLATORS: a file name, its number of arrays
+                         * and its checksum in hexadecimal */
                         "%s: %u array, checksum %08x",
                         "%s: %u arrays, checksum %08x",
                         n_arrays),
@@ -92,10 +94,11 @@ print_text (const char  *path,
         {
           char min[SERIO_TOOL_DOUBLE_BUFSIZE], max[SERIO_TOOL_DOUBLE_BUFSIZE];
 
-          /* TRANSLATORS: one array of a file: its index, its name, its
-           * length, its least and greatest values, and how many of its
-           * values are NaN and how many infinite */
           g_print (g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: one array of a file: its
+                                 * index, its name, its length, its least
+                                 * and greatest values, and how many of its
+                                 * values are NaN and how many infinite */
                                 "  [%u] %s: %lu value; min %s, max %s; NaN: %lu, infinite: %lu",
                                 "  [%u] %s: %lu values; min %s, max %s; NaN: %lu, infinite: %lu",
                                 n_values),
@@ -106,9 +109,11 @@ print_text (const char  *path,
         }
       else
         {
-          /* TRANSLATORS: an array that is empty or holds only NaN: its
-           * index, its name, its length and how many of its values are NaN */
           g_print (g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: an array that is empty or
+                                 * holds only NaN: its index, its name, its
+                                 * length and how many of its values are
+                                 * NaN */
                                 "  [%u] %s: %lu value; NaN: %lu",
                                 "  [%u] %s: %lu values; NaN: %lu",
                                 n_values),

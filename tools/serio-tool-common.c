@@ -54,7 +54,9 @@ serio_tool_parse_options (const char          *parameter_string,
 int
 serio_tool_usage_error (const char *message)
 {
-  g_printerr ("%s: %s\n", g_get_prgname (), message);
+  /* TRANSLATORS: a program or file name, and an error message */
+  g_printerr (_("%s: %s"), g_get_prgname (), message);
+  g_printerr ("\n");
   g_printerr (_("Try “%s --help” for more information."), g_get_prgname ());
   g_printerr ("\n");
 
@@ -73,7 +75,9 @@ void
 serio_tool_print_error (const GError *error)
 {
   flush_results ();
-  g_printerr ("%s: %s\n", g_get_prgname (), error->message);
+  /* TRANSLATORS: a program or file name, and an error message */
+  g_printerr (_("%s: %s"), g_get_prgname (), error->message);
+  g_printerr ("\n");
 }
 
 int
@@ -83,6 +87,7 @@ serio_tool_no_such_array (const char *path,
   g_autofree char *display = g_filename_display_name (path);
   g_autofree char *shown = serio_tool_escape_name (name);
 
+  /* TRANSLATORS: the program, a file name and an array name */
   g_printerr (_("%s: %s: no array is called “%s”"), g_get_prgname (), display, shown);
   g_printerr ("\n");
 
@@ -204,7 +209,8 @@ serio_tool_load (const char  *path,
         {
           if (progress)
             progress_clear ();
-          g_prefix_error (error, "%s: ", display);
+          /* TRANSLATORS: a file name, before an error message about it */
+          g_prefix_error (error, _("%s: "), display);
           return NULL;
         }
       if (n == 0)
@@ -300,7 +306,11 @@ report_parse_error (const char   *path,
   if (line > 0)
     g_printerr ("%s:%lu: %s\n", display, line, error->message);
   else
-    g_printerr ("%s: %s\n", display, error->message);
+    {
+      /* TRANSLATORS: a program or file name, and an error message */
+      g_printerr (_("%s: %s"), display, error->message);
+      g_printerr ("\n");
+    }
 }
 
 /*

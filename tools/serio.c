@@ -38,6 +38,8 @@ print_usage (gboolean is_error)
 
   g_string_append_printf (usage, "%s\n  serio %s\n\n%s\n",
                           _("Usage:"),
+                          /* TRANSLATORS: keep the brackets: they mark
+                           * what is optional */
                           _("COMMAND [OPTION…] [ARGUMENT…]"),
                           _("Commands:"));
   for (gsize i = 0; i < G_N_ELEMENTS (commands); i++)

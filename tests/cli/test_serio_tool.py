@@ -889,7 +889,7 @@ class ConvertTests(ToolTestCase):
         self.assertFalse(os.path.exists(self.path('y.npy')))
         self.write('e.serio', b'')
         proc = self.run_tool('convert', 'e.serio', 'e.npy', status=1)
-        self.assertIn('0 arrays', proc.stderr.decode())
+        self.assertIn('holds no array', proc.stderr.decode())
 
     def test_stdin_to_npy(self):
         self.run_tool('convert', '-', 'x.npy', stdin=b'v1|x|1|1p-1\n', status=0)

@@ -179,7 +179,7 @@ class TranslationTests(unittest.TestCase):
                   'Try “serio check --help” for more information.\n',
             'de': 'serio check: Keine Datei angegeben\n'
                   '»serio check --help« liefert weitere Informationen.\n',
-            'fr': 'serio check: aucun fichier indiqué\n'
+            'fr': f'serio check{NB}: aucun fichier indiqué\n'
                   f'Saisissez «{NB}serio check --help{NB}» pour plus d’informations.\n',
         }))
 
