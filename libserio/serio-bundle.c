@@ -6,12 +6,18 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include "serio-bundle.h"
 #include "serio-codec.h"
 #include "serio-error.h"
 #include "serio-private.h"
+
+#ifdef G_OS_UNIX
+# include <unistd.h>
+# include <gio/gfiledescriptorbased.h>
+#endif
 
 /**
  * SerioBundle:
@@ -698,6 +704,29 @@ serio_bundle_equal (SerioBundle *a,
 /* Files                                                              */
 /* ------------------------------------------------------------------ */
 
+/* Names tried for the temporary file of a new file before giving up. */
+#define TEMP_NAME_ATTEMPTS 100
+
+/* Flushes what was written to @stream to the disk, where the stream can. */
+static gboolean
+sync_stream (GFileOutputStream  *stream,
+             GError            **error)
+{
+#ifdef G_OS_UNIX
+  if (G_IS_FILE_DESCRIPTOR_BASED (stream) &&
+      fsync (g_file_descriptor_based_get_fd (G_FILE_DESCRIPTOR_BASED (stream))) != 0)
+    {
+      int saved_errno = errno;
+
+      g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+                           g_strerror (saved_errno));
+      return FALSE;
+    }
+#endif
+
+  return TRUE;
+}
+
 /**
  * serio_bundle_from_file: (constructor)
  * @file: the file to read
@@ -798,6 +827,75 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
+/* Writes @bytes to @stream and closes it, syncing to disk first if @sync.
+ * On failure the stream is closed with a cancelled cancellable, which makes
+ * a replace stream delete its temporary file rather than rename it over the
+ * original, as g_file_replace_contents() does when a write fails. */
+static gboolean
+write_and_close (GFileOutputStream  *stream,
+                 GBytes             *bytes,
+                 gboolean            sync,
+                 GCancellable       *cancellable,
+                 GError            **error)
+{
+  g_autoptr(GCancellable) abandon = NULL;
+  gsize size;
+  gconstpointer data = g_bytes_get_data (bytes, &size);
+
+  if (g_output_stream_write_all (G_OUTPUT_STREAM (stream), data, size, NULL, cancellable, error) &&
+      (!sync || sync_stream (stream, error)) &&
+      g_output_stream_close (G_OUTPUT_STREAM (stream), cancellable, error))
+    return TRUE;
+
+  abandon = g_cancellable_new ();
+  g_cancellable_cancel (abandon);
+  g_output_stream_close (G_OUTPUT_STREAM (stream), abandon, NULL);
+
+  return FALSE;
+}
+
+/* Saves to a @file that does not exist yet. GIO's replace writes through a
+ * temporary file only when there is an original to protect, and otherwise
+ * writes to @file itself, where a crash would leave part of a bundle that
+ * may well parse. So the text goes to a new file next to @file, which is
+ * synced and then renamed into place. */
+static gboolean
+save_new_file (GFile         *file,
+               GFile         *parent,
+               GBytes        *bytes,
+               GCancellable  *cancellable,
+               GError       **error)
+{
+  g_autoptr(GFile) temp = NULL;
+  g_autoptr(GFileOutputStream) stream = NULL;
+
+  for (guint attempt = 1; stream == NULL; attempt++)
+    {
+      g_autofree char *name = g_strdup_printf (".serio-save-%08x", g_random_int ());
+      g_autoptr(GError) local_error = NULL;
+
+      g_clear_object (&temp);
+      temp = g_file_get_child (parent, name);
+      stream = g_file_create (temp, G_FILE_CREATE_NONE, cancellable, &local_error);
+      if (stream == NULL &&
+          (attempt == TEMP_NAME_ATTEMPTS ||
+           !g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_EXISTS)))
+        {
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+    }
+
+  if (write_and_close (stream, bytes, TRUE, cancellable, error) &&
+      g_file_move (temp, file, G_FILE_COPY_OVERWRITE | G_FILE_COPY_NO_FALLBACK_FOR_MOVE,
+                   cancellable, NULL, NULL, error))
+    return TRUE;
+
+  g_file_delete (temp, NULL, NULL);
+
+  return FALSE;
+}
+
 /**
  * serio_bundle_save_to_file:
  * @self: a #SerioBundle
@@ -809,12 +907,11 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
  *
  * The text goes to a temporary file next to @file, which is synced to disk
  * and then renamed over @file. If the save fails part-way (the disk is
- * full, the operation is cancelled) the temporary file is removed and the
- * previous contents of @file stay byte for byte as they were; if the program
- * is killed during the save, @file holds either the old or the new bundle,
- * never a mixture. When @file did not exist before, a failed save removes
- * what it had written. A symbolic link at @file is replaced by a regular
- * file.
+ * full, the operation is cancelled) the temporary file is removed and
+ * @file stays byte for byte as it was, or absent if it did not exist; if
+ * the program is killed during the save, @file holds either the old or the
+ * new bundle, never a mixture or a part. A symbolic link at @file is
+ * replaced by a regular file.
  *
  * This blocks: GUI applications should use
  * [method@Serio.Bundle.save_to_file_async].
@@ -828,11 +925,8 @@ serio_bundle_save_to_file (SerioBundle   *self,
                            GError       **error)
 {
   g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GFile) parent = NULL;
   g_autoptr(GFileOutputStream) stream = NULL;
-  g_autoptr(GCancellable) abandon = NULL;
-  gboolean existed;
-  gconstpointer data;
-  gsize size;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (G_IS_FILE (file), FALSE);
@@ -840,32 +934,17 @@ serio_bundle_save_to_file (SerioBundle   *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   bytes = serio_bundle_to_bytes (self);
-  data = g_bytes_get_data (bytes, &size);
 
-  existed = g_file_query_exists (file, cancellable);
+  parent = g_file_get_parent (file);
+  if (parent != NULL && !g_file_query_exists (file, cancellable))
+    return save_new_file (file, parent, bytes, cancellable, error);
+
+  /* Over an existing file, GIO writes a temporary file, syncs it and
+   * renames it into place on close. */
   stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
                            cancellable, error);
-  if (stream == NULL)
-    return FALSE;
 
-  if (g_output_stream_write_all (G_OUTPUT_STREAM (stream), data, size, NULL,
-                                 cancellable, error) &&
-      g_output_stream_close (G_OUTPUT_STREAM (stream), cancellable, error))
-    return TRUE;
-
-  /* Closing a replace stream with a cancelled cancellable removes the
-   * temporary file instead of renaming it over the original: unlike
-   * g_file_replace_contents(), which renames a half-written file into place
-   * when a write fails. */
-  abandon = g_cancellable_new ();
-  g_cancellable_cancel (abandon);
-  g_output_stream_close (G_OUTPUT_STREAM (stream), abandon, NULL);
-
-  /* Without an original, GIO wrote to @file itself. */
-  if (!existed)
-    g_file_delete (file, NULL, NULL);
-
-  return FALSE;
+  return stream != NULL && write_and_close (stream, bytes, FALSE, cancellable, error);
 }
 
 typedef struct

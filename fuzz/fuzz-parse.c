@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* fuzz-parse.c: arbitrary bytes into serio_bundle_from_bytes()
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * The oracle is the format's canonical invariant: whatever the parser
+ * accepts, the writer gives back byte for byte once CR LF has become LF and
+ * blank lines are gone. Whatever it rejects, it rejects with a SERIO_ERROR
+ * whose message is valid UTF-8 and names the line of the first problem.
+ * Any violation aborts.
+ */
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <serio.h>
+
+int LLVMFuzzerTestOneInput (const uint8_t *data,
+                            size_t         size);
+
+G_NORETURN static void
+violation (const char *what)
+{
+  fprintf (stderr, "fuzz-parse: %s\n", what);
+  abort ();
+}
+
+/* The input with every CR LF turned into LF and every blank line dropped,
+ * computed here rather than by the library. @data ends with LF. */
+static GByteArray *
+normalize (const uint8_t *data,
+           size_t         size)
+{
+  GByteArray *out = g_byte_array_sized_new (size);
+  size_t start = 0;
+
+  while (start < size)
+    {
+      const uint8_t *nl = memchr (data + start, '\n', size - start);
+      size_t end = nl - data;
+      size_t content_end = end;
+
+      if (content_end > start && data[content_end - 1] == '\r')
+        content_end--;
+      if (content_end > start)
+        {
+          g_byte_array_append (out, data + start, content_end - start);
+          g_byte_array_append (out, (const guint8 *) "\n", 1);
+        }
+      start = end + 1;
+    }
+
+  return out;
+}
+
+static void
+check_bundle (SerioBundle   *bundle,
+              const uint8_t *data,
+              size_t         size)
+{
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autoptr(GByteArray) expected = NULL;
+  g_autoptr(SerioBundle) again = NULL;
+  gsize text_len;
+  const guint8 *text_data = g_bytes_get_data (text, &text_len);
+
+  if (size > 0 && data[size - 1] != '\n')
+    violation ("accepted an input that does not end with LF");
+  if (size > 0 && memchr (data, '\0', size) != NULL)
+    violation ("accepted an input with a NUL byte");
+
+  for (guint i = 0; i < serio_bundle_get_n_arrays (bundle); i++)
+    {
+      const char *name = serio_bundle_get_name (bundle, i);
+
+      if (!g_utf8_validate (name, -1, NULL) || strpbrk (name, "|\r\n") != NULL)
+        violation ("a parsed name is not valid UTF-8 or holds | CR LF");
+    }
+
+  expected = normalize (data, size);
+  if (text_len != expected->len ||
+      (text_len > 0 && memcmp (text_data, expected->data, text_len) != 0))
+    violation ("to_bytes (from_bytes (s)) differs from s with CR LF → LF and blank lines dropped");
+
+  again = serio_bundle_from_bytes (text, NULL);
+  if (again == NULL || !serio_bundle_equal (bundle, again))
+    violation ("the canonical text does not read back into an equal bundle");
+}
+
+static SerioBundle *
+parse (const uint8_t  *data,
+       size_t          size,
+       GError        **error)
+{
+  g_autoptr(GBytes) bytes = g_bytes_new_static (data, size);
+
+  return serio_bundle_from_bytes (bytes, error);
+}
+
+/* The error is the first problem met reading front to back, and records
+ * are independent: so the lines before the one the message names must
+ * parse on their own, and that line alone must fail with the same code.
+ * The fuzzer runs in the C locale, where messages begin "Line N". */
+static void
+check_error_line (const GError  *error,
+                  const uint8_t *data,
+                  size_t         size)
+{
+  g_autoptr(SerioBundle) before = NULL;
+  g_autoptr(SerioBundle) alone = NULL;
+  g_autoptr(GError) line_error = NULL;
+  unsigned long line;
+  size_t start = 0, end;
+
+  if (sscanf (error->message, "Line %lu", &line) != 1 || line == 0)
+    violation ("the error message does not name a line");
+
+  for (unsigned long i = 1; i < line; i++)
+    {
+      const uint8_t *nl = memchr (data + start, '\n', size - start);
+
+      if (nl == NULL || (size_t) (nl - data) + 1 == size)
+        violation ("the error names a line past the end of the input");
+      start = nl - data + 1;
+    }
+  end = (const uint8_t *) memchr (data + start, '\n', size - start) - data + 1;
+
+  before = parse (data, start, NULL);
+  if (before == NULL)
+    violation ("the lines before the one in the error do not parse");
+
+  alone = parse (data + start, end - start, &line_error);
+  if (alone != NULL || line_error->code != error->code)
+    violation ("the line in the error does not fail alone with the same code");
+}
+
+static void
+check_error (const GError  *error,
+             const uint8_t *data,
+             size_t         size)
+{
+  if (error == NULL)
+    violation ("from_bytes failed without setting an error");
+  if (error->domain != SERIO_ERROR)
+    violation ("the error is not in the SERIO_ERROR domain");
+  if (error->code < SERIO_ERROR_VERSION || error->code > SERIO_ERROR_TRUNCATED)
+    violation ("the error code is not a SerioError");
+  if (error->message == NULL || error->message[0] == '\0' ||
+      !g_utf8_validate (error->message, -1, NULL))
+    violation ("the error message is empty or not valid UTF-8");
+
+  /* Truncation is checked before anything else. */
+  if ((error->code == SERIO_ERROR_TRUNCATED) != (data[size - 1] != '\n'))
+    violation ("SERIO_ERROR_TRUNCATED does not match a missing final LF");
+
+  if (error->code != SERIO_ERROR_TRUNCATED)
+    check_error_line (error, data, size);
+}
+
+int
+LLVMFuzzerTestOneInput (const uint8_t *data,
+                        size_t         size)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SerioBundle) bundle = parse (data, size, &error);
+
+  if (bundle != NULL)
+    {
+      if (error != NULL)
+        violation ("from_bytes returned a bundle and set an error");
+      check_bundle (bundle, data, size);
+    }
+  else
+    {
+      if (size == 0)
+        violation ("the empty input was rejected");
+      check_error (error, data, size);
+    }
+
+  return 0;
+}

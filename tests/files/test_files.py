@@ -1,0 +1,335 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# test_files.py: crash-safe saves, cancellation and file errors from Python
+#
+# Copyright 2026 The libserio authors
+#
+# The saves that must be interrupted run in child processes: this script
+# run again with a helper mode as its first argument (see the end).
+
+import os
+import random
+import resource
+import signal
+import struct
+import subprocess
+import sys
+import threading
+import time
+import unittest
+
+import gi
+gi.require_version('Serio', '1.0')
+from gi.repository import Gio, GLib, Serio  # noqa: E402
+
+FILE_NAME = 'model.serio'
+N_KILLS = 50
+# More than the old bundle, less than the new one.
+FSIZE_LIMIT = 64 * 1024
+SCALE = 10 if 'SERIO_TEST_SLOW_TOOL' in os.environ else 1
+
+
+def make_bundle(which, scale):
+    """Bundle 0 or 1: two distinct bundles of random bit patterns, a few MB
+    of text each at scale 1, the same in every process."""
+    rng = random.Random(0x5e51 if which == 0 else 0xb0b)
+    n_arrays, n_values = (2, 100000 // scale) if which == 0 else (3, 70000 // scale)
+    bundle = Serio.Bundle.new()
+    for a in range(n_arrays):
+        bits = [rng.getrandbits(64) for _ in range(n_values)]
+        data = struct.pack('=%dQ' % n_values, *bits)
+        bundle.append_bytes('layer%d.weight' % a, GLib.Bytes.new(data))
+    return bundle
+
+
+def text_of(bundle):
+    return bundle.to_bytes().get_data()
+
+
+def helper(*args):
+    return [sys.executable, '-B', os.path.abspath(__file__)] + [str(a) for a in args]
+
+
+def save_loop(path, first, scale):
+    """Saves bundle `first`, then the other one, and so on until killed,
+    saying on stdout which save starts and ends."""
+    bundles = [make_bundle(0, scale), make_bundle(1, scale)]
+    target = Gio.File.new_for_path(path)
+    print('ready', flush=True)
+    i = 0
+    while True:
+        which = (first + i) % 2
+        print('save', which, flush=True)
+        bundles[which].save_to_file(target, None)
+        print('done', which, flush=True)
+        i += 1
+
+
+def save_limited(path, which, scale, limit, mode):
+    """Saves a bundle with the file size limited to `limit` bytes and SIGXFSZ
+    ignored (writes fail with EFBIG) or left to kill the process."""
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN if mode == 'ignore' else signal.SIG_DFL)
+    try:
+        make_bundle(which, scale).save_to_file(Gio.File.new_for_path(path), None)
+        print('saved')
+    except GLib.Error as error:
+        print(error.domain, error.code, error.message)
+
+
+class TempDirTestCase(unittest.TestCase):
+
+    def setUp(self):
+        self.dir = GLib.dir_make_tmp('serio-files-XXXXXX')
+        self.path = os.path.join(self.dir, FILE_NAME)
+        self.file = Gio.File.new_for_path(self.path)
+
+    def tearDown(self):
+        for name in os.listdir(self.dir):
+            path = os.path.join(self.dir, name)
+            if os.path.isdir(path):
+                os.rmdir(path)
+            else:
+                os.unlink(path)
+        os.rmdir(self.dir)
+
+    def read(self):
+        with open(self.path, 'rb') as f:
+            return f.read()
+
+    def temp_files(self):
+        return [n for n in os.listdir(self.dir)
+                if n.startswith(('.goutputstream-', '.serio-save-'))]
+
+    def assertFileIs(self, expected):
+        self.assertEqual(self.read(), expected)
+        self.assertEqual(sorted(os.listdir(self.dir)), [FILE_NAME])
+
+    def assertGError(self, error, domain, code):
+        self.assertTrue(error.matches(domain, code),
+                        '%s %d %s' % (error.domain, error.code, error.message))
+
+
+class KillTest(TempDirTestCase):
+
+    def test_repeated_saves(self):
+        """A process killed with SIGKILL at random moments while it saves two
+        large bundles in turn leaves the file holding exactly the old or the
+        new bundle, every time."""
+        bundles = [make_bundle(0, SCALE), make_bundle(1, SCALE)]
+        texts = [text_of(b) for b in bundles]
+        bundles[0].save_to_file(self.file, None)
+        start = time.monotonic()
+        bundles[0].save_to_file(self.file, None)
+        save_seconds = max(time.monotonic() - start, 0.001)
+
+        current = 0
+        outcomes = {'old': 0, 'new': 0, 'between': 0, 'before': 0}
+        for kill in range(N_KILLS):
+            with subprocess.Popen(helper('--save-loop', self.path, 1 - current, SCALE),
+                                  stdout=subprocess.PIPE) as child:
+                self.assertEqual(child.stdout.readline(), b'ready\n')
+                time.sleep(random.uniform(0, 3 * save_seconds))
+                child.kill()
+                self.assertEqual(child.wait(), -signal.SIGKILL)
+                lines = child.stdout.read().decode().splitlines()
+
+            contents = self.read()
+            self.assertIn(contents, texts,
+                          'kill %d (after %r): the file holds neither bundle' % (kill, lines[-1:]))
+            which = texts.index(contents)
+            self.assertTrue(Serio.Bundle.from_file(self.file, None).equal(bundles[which]))
+
+            if not lines:
+                self.assertEqual(which, current)
+                outcomes['before'] += 1
+            else:
+                state, saving = lines[-1].split()
+                if state == 'save':
+                    outcomes['new' if which == int(saving) else 'old'] += 1
+                else:
+                    self.assertEqual((state, which), ('done', int(saving)))
+                    outcomes['between'] += 1
+            current = which
+
+        print('%d kills during saves of %d and %d bytes (one save took %.1f ms): '
+              '%d in a save ended old, %d new; %d between saves, %d before the '
+              'first; %d temporary files left behind'
+              % (N_KILLS, len(texts[0]), len(texts[1]), save_seconds * 1000,
+                 outcomes['old'], outcomes['new'], outcomes['between'],
+                 outcomes['before'], len(self.temp_files())))
+        self.assertGreaterEqual(outcomes['old'] + outcomes['new'], 1)
+
+
+class NoSpaceTest(TempDirTestCase):
+
+    def run_limited(self):
+        out = subprocess.run(helper('--save-limited', self.path, 1, SCALE, FSIZE_LIMIT, 'ignore'),
+                             stdout=subprocess.PIPE, check=True).stdout.decode()
+        self.assertTrue(out.startswith('g-io-error-quark '), out)
+
+    def test_replace(self):
+        """A save that runs out of file size part-way fails with a GError and
+        leaves the old file byte for byte, and no temporary file."""
+        make_bundle(0, 100 * SCALE).save_to_file(self.file, None)
+        old = self.read()
+        self.assertLess(len(old), FSIZE_LIMIT)
+        self.run_limited()
+        self.assertFileIs(old)
+
+    def test_new_path(self):
+        """A failed save to a new path leaves no file behind."""
+        self.run_limited()
+        self.assertEqual(os.listdir(self.dir), [])
+
+
+class CancelTest(TempDirTestCase):
+
+    def test_before(self):
+        """A save or a load with a cancelled GCancellable fails with
+        G_IO_ERROR_CANCELLED and changes nothing."""
+        make_bundle(0, 10 * SCALE).save_to_file(self.file, None)
+        old = self.read()
+        cancellable = Gio.Cancellable()
+        cancellable.cancel()
+
+        with self.assertRaises(GLib.Error) as caught:
+            make_bundle(1, 10 * SCALE).save_to_file(self.file, cancellable)
+        self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.CANCELLED)
+        self.assertFileIs(old)
+
+        with self.assertRaises(GLib.Error) as caught:
+            Serio.Bundle.from_file(self.file, cancellable)
+        self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.CANCELLED)
+
+    def test_mid_save(self):
+        """A save cancelled from another thread while its temporary file is
+        being written fails with G_IO_ERROR_CANCELLED and leaves the old file
+        byte for byte, and no temporary file."""
+        old_bundle = make_bundle(0, 10 * SCALE)
+        new_bundle = make_bundle(1, SCALE)
+        old_bundle.save_to_file(self.file, None)
+        old = self.read()
+        cancelled = completed = 0
+
+        for attempt in range(5):
+            cancellable = Gio.Cancellable()
+            returned = threading.Event()
+
+            def cancel_on_temp_file():
+                while not returned.is_set():
+                    if self.temp_files():
+                        cancellable.cancel()
+                        return
+                    time.sleep(0.0001)
+
+            canceller = threading.Thread(target=cancel_on_temp_file)
+            canceller.start()
+            try:
+                new_bundle.save_to_file(self.file, cancellable)
+            except GLib.Error as error:
+                self.assertGError(error, Gio.io_error_quark(), Gio.IOErrorEnum.CANCELLED)
+                self.assertFileIs(old)
+                cancelled += 1
+            else:
+                # The cancellation came after the rename.
+                self.assertFileIs(text_of(new_bundle))
+                old_bundle.save_to_file(self.file, None)
+                completed += 1
+            finally:
+                returned.set()
+                canceller.join()
+
+        print('saves cancelled mid-way: %d cancelled, %d completed first' % (cancelled, completed))
+        self.assertGreaterEqual(cancelled, 1)
+
+
+class AsyncTest(TempDirTestCase):
+
+    def test_save_then_load(self):
+        """save_to_file_async() then from_file_async() from a main loop give
+        back an equal bundle."""
+        bundle = make_bundle(1, SCALE)
+        loop = GLib.MainLoop()
+        result = {}
+
+        def loaded(source, res):
+            try:
+                result['loaded'] = Serio.Bundle.from_file_finish(res)
+            except GLib.Error as error:
+                result['error'] = error
+            loop.quit()
+
+        def saved(source, res):
+            try:
+                source.save_to_file_finish(res)
+            except GLib.Error as error:
+                result['error'] = error
+                loop.quit()
+                return
+            Serio.Bundle.from_file_async(self.file, GLib.PRIORITY_DEFAULT, None, loaded)
+
+        bundle.save_to_file_async(self.file, GLib.PRIORITY_DEFAULT, None, saved)
+        loop.run()
+
+        self.assertNotIn('error', result)
+        self.assertTrue(bundle.equal(result['loaded']))
+
+    def test_load_missing(self):
+        """The asynchronous load reports a missing file."""
+        loop = GLib.MainLoop()
+        result = {}
+
+        def loaded(source, res):
+            try:
+                Serio.Bundle.from_file_finish(res)
+            except GLib.Error as error:
+                result['error'] = error
+            loop.quit()
+
+        missing = Gio.File.new_for_path(os.path.join(self.dir, 'missing.serio'))
+        Serio.Bundle.from_file_async(missing, GLib.PRIORITY_DEFAULT, None, loaded)
+        loop.run()
+        self.assertGError(result['error'], Gio.io_error_quark(), Gio.IOErrorEnum.NOT_FOUND)
+
+
+class ErrorTest(TempDirTestCase):
+
+    def test_missing(self):
+        missing = Gio.File.new_for_path(os.path.join(self.dir, 'missing.serio'))
+        with self.assertRaises(GLib.Error) as caught:
+            Serio.Bundle.from_file(missing, None)
+        self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.NOT_FOUND)
+
+    def test_directory(self):
+        with self.assertRaises(GLib.Error) as caught:
+            Serio.Bundle.from_file(Gio.File.new_for_path(self.dir), None)
+        self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.IS_DIRECTORY)
+
+    def test_parse_errors(self):
+        """Bad contents give the SERIO_ERROR of the text."""
+        cases = [
+            (b'v2|x|0|\n', Serio.Error.VERSION),
+            (b'v1|x|1|01\n', Serio.Error.SYNTAX),
+            (b'v1|x|2|1\n', Serio.Error.LENGTH),
+            (b'v1|x|1|1p1024\n', Serio.Error.DOMAIN),
+            (b'v1|x|1|1', Serio.Error.TRUNCATED),
+        ]
+        for contents, code in cases:
+            with self.subTest(contents=contents):
+                with open(self.path, 'wb') as f:
+                    f.write(contents)
+                with self.assertRaises(GLib.Error) as caught:
+                    Serio.Bundle.from_file(self.file, None)
+                self.assertEqual((caught.exception.domain, caught.exception.code),
+                                 ('serio-error-quark', int(code)))
+
+
+if __name__ == '__main__':
+    if sys.argv[1:2] == ['--save-loop']:
+        save_loop(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
+    elif sys.argv[1:2] == ['--save-limited']:
+        save_limited(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
+    else:
+        unittest.main(verbosity=2)
