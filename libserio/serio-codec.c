@@ -898,11 +898,13 @@ _serio_codec_read (const char           *text,
                    GError              **error)
 {
   const char *p = text;
-  const char *end = text + len;
+  const char *end;
   gulong line = 0;
 
+  /* Empty bytes may come with a NULL pointer: no arithmetic on it. */
   if (len == 0)
     return TRUE;
+  end = text + len;
 
   _serio_i18n_init ();
 
