@@ -418,11 +418,16 @@ static inline guint64
 parse_digits8 (guint64 chunk,
                int     n)
 {
+  const guint64 pair_mask = G_GUINT64_CONSTANT (0x000000FF000000FF);
+  /* The digits' values, shifted so that missing leading digits are 0. */
   guint64 v = (chunk & G_GUINT64_CONSTANT (0x0F0F0F0F0F0F0F0F)) << (8 * (8 - n));
 
+  /* Digits to pairs (0..99), then pairs to one number, as 100·a + b and
+   * 10^6·c + 10^4·d in the two 32-bit halves (D. Lemire's fast_float). */
   v = (v * 10) + (v >> 8);
-  v = (((v & G_GUINT64_CONSTANT (0x000000FF000000FF)) * G_GUINT64_CONSTANT (0x000F424000000064)) +
-       (((v >> 16) & G_GUINT64_CONSTANT (0x000000FF000000FF)) * G_GUINT64_CONSTANT (0x0000271000000001))) >> 32;
+  v = (((v & pair_mask) * G_GUINT64_CONSTANT (0x000F424000000064)) +
+       (((v >> 16) & pair_mask) * G_GUINT64_CONSTANT (0x0000271000000001))) >> 32;
+
   return v & 0xFFFFFFFF;
 }
 
@@ -884,7 +889,8 @@ bad_count:
                                              (count_end ? count_end : line_end) - count_start);
 
     set_line_error (error, SERIO_ERROR_SYNTAX, line,
-                    _("the count “%s” is not a decimal number without sign or leading zero, followed by “|”"),
+                    _("the count “%s” is not a decimal number without sign or "
+                      "leading zero, followed by “|”"),
                     shown);
     return FALSE;
   }

@@ -11,9 +11,8 @@
 
 #include <string.h>
 
-#include <serio.h>
+#include "hostile-common.h"
 
-#define ACCEPTED (-1)
 
 /* Names the count field; its 123 values are all 0. */
 #define COUNT_RECORD_HEAD "v1|nm|123|"
@@ -187,21 +186,6 @@ count_record (void)
   g_string_append_c (record, '\n');
 
   return g_string_free (record, FALSE);
-}
-
-static const char *
-result_name (int result)
-{
-  switch (result)
-    {
-    case ACCEPTED: return "accepted";
-    case SERIO_ERROR_VERSION: return "VERSION";
-    case SERIO_ERROR_SYNTAX: return "SYNTAX";
-    case SERIO_ERROR_LENGTH: return "LENGTH";
-    case SERIO_ERROR_DOMAIN: return "DOMAIN";
-    case SERIO_ERROR_TRUNCATED: return "TRUNCATED";
-    default: return "not a SerioError";
-    }
 }
 
 /* Why the bundle parsed from @input is not what @expected says, or NULL. */

@@ -7,8 +7,9 @@
  * parse time and its peak resident memory (getrusage() ru_maxrss, which the
  * child starts from its parent's). Outside ASan and valgrind, the child
  * also caps its address space, so that allocating for a hostile count
- * fails loudly even if the memory is never touched. Inputs that scale are parsed at full size and at a
- * tenth of it, and the two times must be roughly proportional.
+ * fails loudly even if the memory is never touched. Inputs that scale are
+ * parsed at full size and at a tenth of it, and the two times must be
+ * roughly proportional.
  */
 
 #include <errno.h>
@@ -18,9 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <serio.h>
+#include "hostile-common.h"
 
-#define ACCEPTED (-1)
 #define MIB ((gsize) 1024 * 1024)
 
 /* ASan adds redzones and a quarantine of freed blocks to the heap, and
@@ -609,21 +609,6 @@ measure (const HostileCase *hc,
 /* ------------------------------------------------------------------ */
 /* The table for the closing note                                     */
 /* ------------------------------------------------------------------ */
-
-static const char *
-result_name (int result)
-{
-  switch (result)
-    {
-    case ACCEPTED: return "accepted";
-    case SERIO_ERROR_VERSION: return "VERSION";
-    case SERIO_ERROR_SYNTAX: return "SYNTAX";
-    case SERIO_ERROR_LENGTH: return "LENGTH";
-    case SERIO_ERROR_DOMAIN: return "DOMAIN";
-    case SERIO_ERROR_TRUNCATED: return "TRUNCATED";
-    default: return "not SERIO_ERROR";
-    }
-}
 
 /* One row of the table for the closing note; the rows are TAP comments,
  * so "grep '^# |'" on the log gives the table. */
