@@ -14,6 +14,7 @@
 #include "config.h"
 
 #include <string.h>
+
 /* SERIO_CODEC_SCALAR forces the portable path, so that tests cover it on
  * machines with SSE2 too. */
 #if defined(__SSE2__) && !defined(SERIO_CODEC_SCALAR)
