@@ -17,8 +17,27 @@
 
 static char *array_name = NULL;
 
+/* A second --name is refused: GOption would silently keep the last. */
+static gboolean
+set_array_name (const char  *option_name,
+                const char  *value,
+                gpointer     data,
+                GError     **error)
+{
+  if (array_name != NULL)
+    {
+      g_set_error (error, G_OPTION_ERROR, G_OPTION_ERROR_BAD_VALUE,
+                   /* TRANSLATORS: an option, such as “--name” */
+                   _("%s can be given only once"), option_name);
+      return FALSE;
+    }
+
+  array_name = g_strdup (value);
+  return TRUE;
+}
+
 static const GOptionEntry entries[] = {
-  { "name", 'n', 0, G_OPTION_ARG_STRING, &array_name,
+  { "name", 'n', 0, G_OPTION_ARG_CALLBACK, set_array_name,
     N_("The array to convert to .npy, or the name to give the array read from .npy"), N_("NAME") },
   G_OPTION_ENTRY_NULL
 };

@@ -18,7 +18,7 @@
 static int max_shown = 5;
 
 static const GOptionEntry entries[] = {
-  { "max-values", 'n', 0, G_OPTION_ARG_INT, &max_shown,
+  { "max-values", 'm', 0, G_OPTION_ARG_INT, &max_shown,
     N_("Show at most N differing values per array (default: 5)"), N_("N") },
   G_OPTION_ENTRY_NULL
 };
@@ -178,7 +178,8 @@ diff_arrays (const Side *a,
         }
     }
 
-  if (n_differ > n_shown)
+  /* With 0, only the counts: no "… and N more" line either. */
+  if (n_differ > n_shown && max_shown > 0)
     {
       g_print (g_dngettext (GETTEXT_PACKAGE, "  … and %lu more", "  … and %lu more",
                             n_differ - n_shown),

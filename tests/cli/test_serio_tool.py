@@ -208,6 +208,7 @@ class ToolTestCase(unittest.TestCase):
 
 class MainTests(ToolTestCase):
     COMMANDS = ['cat', 'check', 'checksum', 'convert', 'diff', 'info']
+    NEW_COMMANDS = []
 
     def test_no_arguments(self):
         proc = self.run_tool(status=2)
@@ -238,6 +239,21 @@ class MainTests(ToolTestCase):
         proc = self.run_tool('help', 'frobnicate', status=2)
         self.assertIn('“frobnicate”', proc.stderr.decode())
         self.run_tool('help', 'check', 'info', status=2)
+
+    def test_short_options_mean_one_thing(self):
+        # A short option means the same long option in every command that
+        # has it (issue 10: -n was --name in cat and convert, --max-values
+        # in diff).
+        meaning = {}
+        for command in self.COMMANDS + self.NEW_COMMANDS:
+            proc = self.run_tool(command, '--help', status=0)
+            for short, long in re.findall(r'^  -(\w), --([\w-]+)', proc.stdout.decode(), re.M):
+                if short in ('h', '?'):
+                    continue
+                meaning.setdefault(short, set()).add(long)
+        self.assertTrue(meaning)
+        for short, longs in meaning.items():
+            self.assertEqual(len(longs), 1, '-%s means %s' % (short, ', '.join(sorted(longs))))
 
     def test_unknown_option(self):
         for command in self.COMMANDS:
@@ -602,11 +618,14 @@ class DiffTests(ToolTestCase):
         self.assertEqual(lines, ['“w”: 10 of 10 values differ'] +
                          [self.value_line(i, a[i], b[i]) for i in range(3)] +
                          ['  … and 7 more'])
-        lines = self.diff([('w', a)], [('w', b)], '-n', '0', status=1)
-        self.assertEqual(lines, ['“w”: 10 of 10 values differ', '  … and 10 more'])
+        # 0 shows only the counts, as the documentation says
+        lines = self.diff([('w', a)], [('w', b)], '-m', '0', status=1)
+        self.assertEqual(lines, ['“w”: 10 of 10 values differ'])
+        lines = self.diff([('w', a)], [('w', b)], '--max-values=0', status=1)
+        self.assertEqual(lines, ['“w”: 10 of 10 values differ'])
         lines = self.diff([('w', a[:1])], [('w', b[:1])], status=1)
         self.assertEqual(lines, ['“w”: 1 of 1 values differs', self.value_line(0, a[0], b[0])])
-        self.run_tool('diff', '-n', '-1', 'a.serio', 'b.serio', status=2)
+        self.run_tool('diff', '-m', '-1', 'a.serio', 'b.serio', status=2)
 
     def test_arrays_only_in_one_file_and_duplicates(self):
         # The k-th "w" of A goes with the k-th "w" of B.
@@ -686,6 +705,19 @@ class CatTests(ToolTestCase):
         self.write('a.serio', serio_text([('w', [1.0]), ('w', [2.0])]))
         self.assertEqual(self.run_tool('cat', '-n', 'w', 'a.serio', status=0).stdout, b'1\n')
         proc = self.run_tool('cat', '--name', 'nope', 'a.serio', status=1)
+        self.assertIn('“nope”', proc.stderr.decode())
+
+    def test_several_names(self):
+        # Every array asked for is printed, in the order given, each with
+        # its header: a second --name is not silently dropped.
+        self.write('a.serio', serio_text([('a', [1.0]), ('b', [2.0, 3.0]), ('a', [4.0])]))
+        proc = self.run_tool('cat', '--name', 'b', '-n', 'a', 'a.serio', status=0)
+        self.assertEqual(proc.stdout, b'# b (2 values)\n2\n3\n# a (1 value)\n1\n')
+        proc = self.run_tool('cat', '-n', 'a', '-n', 'a', 'a.serio', status=0)
+        self.assertEqual(proc.stdout, b'# a (1 value)\n1\n# a (1 value)\n1\n')
+        # a missing name prints nothing but the error
+        proc = self.run_tool('cat', '-n', 'a', '-n', 'nope', 'a.serio', status=1)
+        self.assertEqual(proc.stdout, b'')
         self.assertIn('“nope”', proc.stderr.decode())
 
     def test_same_under_every_locale(self):
@@ -890,6 +922,13 @@ class ConvertTests(ToolTestCase):
         self.write('e.serio', b'')
         proc = self.run_tool('convert', 'e.serio', 'e.npy', status=1)
         self.assertIn('holds no array', proc.stderr.decode())
+
+    def test_name_given_twice_is_refused(self):
+        self.write('a.serio', serio_text([('w', [1.0]), ('b', [2.0])]))
+        for args in (['--name', 'w', '--name', 'b'], ['-n', 'w', '-n', 'w']):
+            proc = self.run_tool('convert', *args, 'a.serio', 'x.npy', status=2)
+            self.assertIn('only once', proc.stderr.decode())
+            self.assertFalse(os.path.exists(self.path('x.npy')))
 
     def test_stdin_to_npy(self):
         self.run_tool('convert', '-', 'x.npy', stdin=b'v1|x|1|1p-1\n', status=0)
