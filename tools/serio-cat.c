@@ -100,7 +100,7 @@ serio_tool_cat (int    argc,
   for (guint k = 0; k < n_names; k++)
     {
       if (!serio_bundle_lookup (bundle, array_names[k], &indexes[k]))
-        status = MAX (status, serio_tool_no_such_array (argv[1], array_names[k]));
+        status = serio_tool_no_such_array (argv[1], array_names[k]);
     }
   if (status != SERIO_TOOL_EXIT_OK)
     return status;
