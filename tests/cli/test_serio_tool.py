@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import unittest
+import zipfile
 
 SERIO = None
 VERSION = None
@@ -830,8 +831,8 @@ class ConvertTests(ToolTestCase):
         self.assertIn('2 NaNs', proc.stderr.decode())
 
     def test_unsupported_dtypes(self):
-        cases = [("'<f4'", '<f4'), ("'<i8'", '<i8'), ("'|O'", '|O'), ("'<c16'", '<c16'),
-                 ("'=f8'", '=f8'), ("'|b1'", '|b1')]
+        cases = [("'|O'", '|O'), ("'<c16'", '<c16'), ("'=f8'", '=f8'), ("'<f16'", '<f16'),
+                 ("'<M8[s]'", '<M8[s]'), ("'|i2'", '|i2'), ("'<b1'", '<b1'), ("'<U1'", '<U1')]
         for descr, shown in cases:
             with self.subTest(descr=descr):
                 header = "{'descr': %s, 'fortran_order': False, 'shape': (1,), }" % descr
@@ -841,6 +842,217 @@ class ConvertTests(ToolTestCase):
         header = "{'descr': [('a', '<f8'), ('b', '<f8')], 'fortran_order': False, 'shape': (1,), }"
         proc = self.npy_to_serio(npy_bytes(None, None, b'\0' * 16, header=header), status=1)
         self.assertIn('structured', proc.stderr.decode())
+
+    def test_float32_and_float16_are_widened_exactly(self):
+        f32 = [struct.unpack('<f', struct.pack('<I', b))[0] for b in (
+            0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x3F800000, 0x3DCCCCCD,
+            0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0x4B000001)]
+        f16 = [struct.unpack('<e', struct.pack('<H', b))[0] for b in (
+            0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0x3555, 0x7BFF, 0xFBFF, 0x7C00,
+            0xFC00, 0x7E00, 0x1234, 0xC000)]
+        for code, fmt, values in (('f4', 'f', f32), ('f2', 'e', f16)):
+            for byte_order in '<>':
+                with self.subTest(dtype=byte_order + code):
+                    data = b''.join(struct.pack(byte_order + fmt, v) for v in values)
+                    self.npy_to_serio(npy_bytes(byte_order + code, (len(values),), data))
+                    # struct widens exactly too: the values are those doubles
+                    self.assertEqual(self.read('out.serio'), serio_text([('in', values)]))
+        # Fortran order, float32
+        shape = (2, 3)
+        fortran = [float(10 * i + j) + 0.5 for j in range(3) for i in range(2)]
+        c_order = [float(10 * i + j) + 0.5 for i in range(2) for j in range(3)]
+        self.npy_to_serio(npy_bytes('>f4', shape, b''.join(struct.pack('>f', v) for v in fortran),
+                                    fortran_order=True))
+        self.assertEqual(self.read('out.serio'), serio_text([('in', c_order)]))
+        # a NaN payload of float16 and float32 is noted like one of float64
+        proc = self.npy_to_serio(npy_bytes('<f2', (2,), struct.pack('<HH', 0x7E01, 0xFE00)))
+        self.assertEqual(self.read('out.serio'), b'v1|in|2|nan,nan\n')
+        self.assertIn('2 NaNs', proc.stderr.decode())
+
+    def test_integers_and_booleans(self):
+        cases = [('|i1', 'b', [-128, -1, 0, 127]), ('|u1', 'B', [0, 255]),
+                 ('<i2', 'h', [-32768, 32767]), ('>u2', 'H', [65535, 1]),
+                 ('<i4', 'i', [-2 ** 31, 2 ** 31 - 1]), ('>u4', 'I', [2 ** 32 - 1]),
+                 ('<i8', 'q', [-2 ** 63, 2 ** 53, -2 ** 53, 2 ** 60 + 2 ** 8, 5]),
+                 ('>u8', 'Q', [2 ** 64 - 2 ** 11, 2 ** 53]), ('|b1', '?', [True, False])]
+        for descr, fmt, values in cases:
+            with self.subTest(descr=descr):
+                order = '>' if descr[0] == '>' else '<'
+                data = b''.join(struct.pack(order + fmt, v) for v in values)
+                self.npy_to_serio(npy_bytes(descr, (len(values),), data))
+                self.assertEqual(self.read('out.serio'),
+                                 serio_text([('in', [float(v) for v in values])]))
+        # an integer that no double holds is refused, with its index
+        for descr, fmt, value in (('<i8', 'q', 2 ** 53 + 1), ('<i8', 'q', 2 ** 63 - 1),
+                                  ('>u8', 'Q', 2 ** 64 - 1)):
+            with self.subTest(value=value):
+                if os.path.exists(self.path('out.serio')):
+                    os.unlink(self.path('out.serio'))
+                order = descr[0]
+                data = struct.pack(order + fmt, 7) + struct.pack(order + fmt, value)
+                proc = self.npy_to_serio(npy_bytes(descr, (2,), data), status=1)
+                self.assertIn('%d at index 1' % value, proc.stderr.decode())
+                self.assertFalse(os.path.exists(self.path('out.serio')))
+        proc = self.npy_to_serio(npy_bytes('|b1', (1,), b'\x02'), status=1)
+        self.assertIn('neither 0 nor 1', proc.stderr.decode())
+
+    def npz(self, name, members, compression=zipfile.ZIP_STORED):
+        """A .npz file made by the standard library's zipfile, as numpy.savez() does."""
+        with zipfile.ZipFile(os.fsdecode(self.path(name)), 'w', compression) as z:
+            for member, data in members:
+                z.writestr(member, data)
+        return name
+
+    def test_npz_to_serio(self):
+        members = [('w.npy', npy_bytes('<f4', (2, 2), struct.pack('<4f', 1.5, -0.0, 3.0, 0.25))),
+                   ('b.npy', npy_bytes('>f8', (3,), f8_data([0.1, math.inf, -2.0], '>'))),
+                   ('dir/ü.npy', npy_bytes('<i8', (), struct.pack('<q', 5))),
+                   ('empty.npy', npy_bytes('<f2', (0,), b''))]
+        want = serio_text([('w', [1.5, -0.0, 3.0, 0.25]), ('b', [0.1, math.inf, -2.0]),
+                           ('dir/ü', [5.0]), ('empty', [])])
+        for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            with self.subTest(compression=compression):
+                self.npz('in.npz', members, compression)
+                self.run_tool('convert', 'in.npz', 'out.serio', status=0)
+                self.assertEqual(self.read('out.serio'), want)
+        # an empty archive is an empty bundle
+        self.npz('none.npz', [])
+        self.run_tool('convert', 'none.npz', 'none.serio', status=0)
+        self.assertEqual(self.read('none.serio'), b'')
+
+    def test_npz_errors(self):
+        good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
+        cases = {
+            'member not npy': ([('w.npy', good), ('notes.txt', b'hello')], 'notes.txt: '),
+            'directory': ([('d/', b'')], 'd/: '),
+            'bad member': ([('w.npy', good), ('x.npy', npy_bytes('<c8', (1,), b'\0' * 8))],
+                           'x.npy: the data type'),
+            'reserved name': ([('serio.seal.npy', good)], 'reserve'),
+        }
+        for what, (members, message) in cases.items():
+            with self.subTest(what=what):
+                self.npz('in.npz', members)
+                proc = self.run_tool('convert', 'in.npz', 'out.serio', status=1)
+                self.assertIn(message, proc.stderr.decode())
+                self.assertFalse(os.path.exists(self.path('out.serio')))
+        self.npz('in.npz', [('w.npy', good)], zipfile.ZIP_BZIP2)
+        proc = self.run_tool('convert', 'in.npz', 'out.serio', status=1)
+        self.assertIn('compression method 12', proc.stderr.decode())
+        # --name belongs to .npy conversions
+        proc = self.run_tool('convert', '--name', 'w', 'in.npz', 'out.serio', status=2)
+        self.assertIn('--name', proc.stderr.decode())
+
+    def test_npz_damage_is_refused(self):
+        members = [('w.npy', npy_bytes('<f8', (3,), f8_data([1.0, 2.0, 3.0]))),
+                   ('b.npy', npy_bytes('<f4', (2,), struct.pack('<2f', 0.5, 4.0)))]
+        for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            self.npz('good.npz', members, compression)
+            good = self.read('good.npz')
+            # every truncation
+            for cut in range(len(good)):
+                with self.subTest(compression=compression, cut=cut):
+                    self.write('in.npz', good[:cut])
+                    proc = self.run_tool('convert', 'in.npz', 'out.serio')
+                    self.assertEqual(proc.returncode, 1, proc.stderr)
+                    self.assertEqual(len(self.stderr_lines(proc)), 1, proc.stderr)
+            self.assertFalse(os.path.exists(self.path('out.serio')))
+            # a changed byte of a member's data is caught by its CRC-32
+            with zipfile.ZipFile(os.fsdecode(self.path('good.npz'))) as z:
+                info = z.getinfo('w.npy')
+            start = info.header_offset + 30 + len('w.npy')
+            for offset in (start, start + info.compress_size // 2, start + info.compress_size - 1):
+                damaged = bytearray(good)
+                damaged[offset] ^= 0x01
+                self.write('in.npz', bytes(damaged))
+                proc = self.run_tool('convert', 'in.npz', 'out.serio', status=1)
+                self.assertIn('w.npy: ', proc.stderr.decode())
+
+    def test_npz_hostile_sizes(self):
+        # A central directory that declares 4 GiB for a member of a few
+        # bytes: refused, without allocating what it declares (the tool
+        # runs with 1 GiB of address space).
+        self.npz('good.npz', [('w.npy', npy_bytes('<f8', (1,), f8_data([1.0])))],
+                 zipfile.ZIP_DEFLATED)
+        data = bytearray(self.read('good.npz'))
+        central = data.rindex(b'PK\x01\x02')
+        data[central + 24:central + 28] = b'\xfe\xff\xff\xff'
+        self.write('in.npz', bytes(data))
+        import resource
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        proc = subprocess.run([SERIO, 'convert', 'in.npz', 'out.serio'], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=self.dir, env=self.env(), timeout=120,
+                              preexec_fn=limit)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn('damaged', proc.stderr.decode())
+        # a member count beyond what the directory can hold
+        data = bytearray(self.read('good.npz'))
+        data[-12:-10] = b'\xff\xfe'
+        data[-14:-12] = b'\xff\xfe'
+        self.write('in.npz', bytes(data))
+        proc = self.run_tool('convert', 'in.npz', 'out.serio', status=1)
+        self.assertIn('damaged', proc.stderr.decode())
+
+    def test_serio_to_npz(self):
+        arrays = [('w', self.VALUES), ('b', [1.0, 2.0]), ('ü/x', []), ('', [0.5])]
+        self.write('a.serio', serio_text(arrays))
+        self.run_tool('convert', 'a.serio', 'a.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('a.npz'))) as z:
+            self.assertIsNone(z.testzip())
+            infos = z.infolist()
+            self.assertEqual([i.filename for i in infos], [n + '.npy' for n, _ in arrays])
+            for info, (name, values) in zip(infos, arrays):
+                self.assertEqual(info.compress_type, zipfile.ZIP_STORED)
+                self.assertEqual(z.read(info), npy_bytes('<f8', (len(values),), f8_data(values)))
+        # the same bytes each time: no time stamp
+        first = self.read('a.npz')
+        self.run_tool('convert', 'a.serio', 'a.npz', status=0)
+        self.assertEqual(self.read('a.npz'), first)
+        # and back
+        self.run_tool('convert', 'a.npz', 'back.serio', status=0)
+        self.assertEqual(self.read('back.serio'), serio_text(arrays))
+        # names must not repeat
+        self.write('dup.serio', serio_text([('w', [1.0]), ('b', []), ('w', [2.0])]))
+        proc = self.run_tool('convert', 'dup.serio', 'dup.npz', status=1)
+        self.assertIn('“w”', proc.stderr.decode())
+        self.assertFalse(os.path.exists(self.path('dup.npz')))
+        # an empty bundle is an empty archive
+        self.write('e.serio', b'')
+        self.run_tool('convert', 'e.serio', 'e.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('e.npz'))) as z:
+            self.assertEqual(z.namelist(), [])
+
+    def test_numpy_npz_round_trip(self):
+        # .npz -> .serio -> .npz keeps every array's bits (widened to
+        # float64 exactly), and the order of the arrays.
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest('NumPy is not installed')
+        rng = numpy.random.default_rng(11)
+        originals = {
+            'conv.weight': rng.standard_normal((4, 3, 2, 2)).astype(numpy.float32),
+            'fc.weight': numpy.asfortranarray(rng.standard_normal((5, 3))),
+            'half': rng.standard_normal(9).astype('>f2'),
+            'big.endian': rng.standard_normal((2, 2)).astype('>f4'),
+            'steps': numpy.array(7, dtype=numpy.int64),
+            'mask': numpy.array([True, False, True]),
+            'specials': numpy.array([numpy.nan, -numpy.inf, -0.0, 5e-324, 1e308]),
+        }
+        for compressed in (False, True):
+            with self.subTest(compressed=compressed):
+                save = numpy.savez_compressed if compressed else numpy.savez
+                save(self.path('in.npz').decode(), **originals)
+                self.run_tool('convert', 'in.npz', 'mid.serio', status=0)
+                self.run_tool('convert', 'mid.serio', 'out.npz', status=0)
+                with numpy.load(self.path('out.npz').decode()) as back:
+                    self.assertEqual(list(back.keys()), list(originals))
+                    for name, original in originals.items():
+                        got = back[name]
+                        self.assertEqual(got.dtype, numpy.dtype('<f8'), name)
+                        widened = numpy.ascontiguousarray(original, dtype=numpy.float64).ravel()
+                        self.assertEqual(got.ravel().tobytes(), widened.tobytes(), name)
 
     def test_malformed(self):
         good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
@@ -949,7 +1161,7 @@ class ConvertTests(ToolTestCase):
     def test_io_errors_and_failed_conversions_leave_the_output(self):
         self.write('a.serio', serio_text([('w', [1.0])]))
         self.write('a.npy', npy_bytes('<f8', (1,), f8_data([1.0])))
-        self.write('bad.npy', npy_bytes('<f4', (1,), b'\0' * 4))
+        self.write('bad.npy', npy_bytes('<c8', (1,), b'\0' * 8))
         self.run_tool('convert', 'missing.npy', 'out.serio', status=2)
         self.run_tool('convert', 'missing.serio', 'out.npy', status=2)
         proc = self.run_tool('convert', 'a.npy', 'no/such/dir/out.serio', status=2)
