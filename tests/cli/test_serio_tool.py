@@ -102,6 +102,105 @@ def ulps(a, b):
     return abs(ordered(a) - ordered(b))
 
 
+def f32_bits(x):
+    return struct.unpack('<I', struct.pack('<f', x))[0]
+
+
+def fits(x, fmt):
+    """Whether x is exactly a float32 ('f') or a float16 ('e')."""
+    try:
+        return bits(struct.unpack('<' + fmt, struct.pack('<' + fmt, x))[0]) == bits(x)
+    except OverflowError:
+        return False
+
+
+def likely_precision(values):
+    """The narrowest type that holds every value (NaN aside) exactly."""
+    numbers = [v for v in values if not math.isnan(v)]
+    if all(math.isfinite(v) and v == int(v) and abs(v) <= 2 ** 53 for v in numbers):
+        return 'integer'
+    if all(fits(v, 'f') and f32_bits(v) & 0xFFFF == 0 for v in numbers):
+        return 'bfloat16'
+    if all(fits(v, 'e') for v in numbers):
+        return 'float16'
+    if all(fits(v, 'f') for v in numbers):
+        return 'float32'
+    return 'float64'
+
+
+def ordered_width(b, width):
+    sign, mask = 1 << (width - 1), (1 << width) - 1
+    return (~b & mask) if b & sign else b | sign
+
+
+def distance(a, b, precision):
+    """ULPs of the precision between a and b; units for integers."""
+    if precision == 'integer':
+        return abs(int(a) - int(b))
+    if precision == 'bfloat16':
+        pattern, width = (lambda x: f32_bits(x) >> 16), 16
+    elif precision == 'float16':
+        pattern, width = (lambda x: struct.unpack('<H', struct.pack('<e', x))[0]), 16
+    elif precision == 'float32':
+        pattern, width = f32_bits, 32
+    else:
+        pattern, width = bits, 64
+    return abs(ordered_width(pattern(a), width) - ordered_width(pattern(b), width))
+
+
+def distance_text(n, precision):
+    unit = 'unit' if precision == 'integer' else 'ULP'
+    return '%d %s%s' % (n, unit, '' if n == 1 else 's')
+
+
+def relative(a, b):
+    d = abs(a - b)
+    if d == 0:
+        return 0.0
+    if b == 0 or (math.isinf(d) and math.isinf(b)):
+        return math.inf
+    return d / abs(b)
+
+
+def is_close(a, b, atol, rtol):
+    """numpy.allclose for one pair, NaN equal to NaN."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if a == b:
+        return True
+    if math.isinf(a) or math.isinf(b):
+        return False
+    return abs(a - b) <= atol + rtol * abs(b)
+
+
+def diff_lines(name, a, b, max_values=5, tolerance=None):
+    """What serio diff prints about the values of one array."""
+    n = min(len(a), len(b))
+    precision = likely_precision(a + b)
+    differ = [i for i in range(n) if bits(a[i]) != bits(b[i])]
+    if not differ:
+        return []
+    lines = ['“%s”: %d of %d values differ%s' % (name, len(differ), n, 's' if len(differ) == 1 else '')]
+    numbers = [i for i in differ if not math.isnan(a[i]) and not math.isnan(b[i])]
+    if numbers:
+        lines.append('  max absolute difference %s, relative %s, distance %s (%s)' % (
+            shortest(max(abs(a[i] - b[i]) for i in numbers)),
+            shortest(max(relative(a[i], b[i]) for i in numbers)),
+            distance_text(max(distance(a[i], b[i], precision) for i in numbers), precision),
+            precision))
+    shown = differ
+    if tolerance is not None:
+        shown = [i for i in differ if not is_close(a[i], b[i], *tolerance)]
+        lines.append('  %d outside the tolerance' % len(shown) if shown else '  all within the tolerance')
+    for i in shown[:max_values]:
+        text = 'NaN' if math.isnan(a[i]) or math.isnan(b[i]) else \
+            distance_text(distance(a[i], b[i], precision), precision)
+        lines.append('  [%d] %s → %s (%s)' % (i, shortest(a[i]), shortest(b[i]), text))
+    if len(shown) > max_values > 0:
+        lines.append('  … and %d more' % (len(shown) - max_values))
+    return lines
+
+
 def npy_bytes(descr, shape, data, fortran_order=False, version=(1, 0), header=None):
     """A .npy file, following numpy.lib.format byte for byte."""
     if header is None:
@@ -586,11 +685,6 @@ class DiffTests(ToolTestCase):
         self.assertEqual(proc.stderr, b'')
         return proc.stdout.decode().splitlines()
 
-    def value_line(self, index, a, b):
-        distance = 'NaN' if math.isnan(a) or math.isnan(b) else \
-            '%d ULP%s' % (ulps(a, b), '' if ulps(a, b) == 1 else 's')
-        return '  [%d] %s → %s (%s)' % (index, shortest(a), shortest(b), distance)
-
     def test_identical(self):
         arrays = [('w', special_values()), ('w', [1.0]), ('', [])]
         self.assertEqual(self.diff(arrays, arrays, status=0), [])
@@ -603,29 +697,129 @@ class DiffTests(ToolTestCase):
         b = [from_bits(bits(0.1) + 2), 0.0, -1.0, 1.7976931348623157e308, CANONICAL_NAN, 1.0,
              -5e-324, 3.0]
         lines = self.diff([('w', a)], [('w', b)], status=1)
-        self.assertEqual(lines, ['“w”: 7 of 8 values differ'] +
-                         [self.value_line(i, a[i], b[i]) for i in range(5)] +
-                         ['  … and 2 more'])
+        self.assertEqual(lines, diff_lines('w', a, b))
+        self.assertEqual(lines[:2], [
+            '“w”: 7 of 8 values differ',
+            '  max absolute difference inf, relative inf, distance %d ULPs (float64)' % (
+                2 * (bits(1.0) + 1) - 1)])
+        self.assertEqual(len(lines), 8)
         # ULPs computed independently for the cases that matter
         self.assertEqual(ulps(-0.0, 0.0), 1)
         self.assertEqual(ulps(math.inf, 1.7976931348623157e308), 1)
         self.assertEqual(ulps(5e-324, -5e-324), 3)
         self.assertIn('  [2] 1 → -1 (%d ULPs)' % (2 * (bits(1.0) + 1) - 1), lines)
 
+    def test_distances_in_the_likely_precision(self):
+        f32_next = struct.unpack('<f', struct.pack('<I', f32_bits(0.1) + 3))[0]
+        f32_0_1 = struct.unpack('<f', struct.pack('<f', 0.1))[0]
+        f32_1_ulp = struct.unpack('<f', struct.pack('<I', f32_bits(0.1) + 1))[0]
+        cases = [
+            # float32 weights: ULPs of float32, not 2^29 times as many
+            ('float32', [f32_0_1, 2.5, -2.0 ** 100], [f32_next, 2.5, -2.0 ** 100], '3 ULPs'),
+            # a counter: units
+            ('integer', [5.0, 2.0 ** 53], [6.0, 2.0 ** 53 - 3], '3 units'),
+            # bfloat16 (8 significant bits) and float16 (11, small range)
+            ('bfloat16', [1.0, 2.0 ** -100], [1.0078125, 2.0 ** -100 * 1.5], '64 ULPs'),
+            ('float16', [1.0, 2.0 ** -24], [1.0009765625, 2.0 ** -23], '1 ULP'),
+            # below 2^-10, float16 still has 11 significant bits at most
+            ('float32', [1.0, 2.0 ** -11 + 2.0 ** -24], [1.0009765625, 2.0 ** -11], '8192 ULPs'),
+            ('float64', [0.1, 1.0], [0.1, 1.0000000000000002], '1 ULP'),
+            # a NaN does not widen or narrow anything
+            ('float32', [CANONICAL_NAN, f32_0_1], [1.5, f32_1_ulp], '1 ULP'),
+        ]
+        for precision, a, b, max_distance in cases:
+            with self.subTest(precision=precision, a=a):
+                self.assertEqual(likely_precision(a + b), precision)
+                lines = self.diff([('w', a)], [('w', b)], status=1)
+                self.assertEqual(lines, diff_lines('w', a, b))
+                self.assertTrue(lines[1].endswith(', distance %s (%s)' % (max_distance, precision))
+                                if precision != 'bfloat16' else
+                                lines[1].endswith(' (bfloat16)'), lines)
+        # the issue's two examples
+        lines = self.diff([('steps', [5.0])], [('steps', [6.0])], status=1)
+        self.assertIn('  [0] 5 → 6 (1 unit)', lines)
+        lines = self.diff([('w', [f32_0_1])], [('w', [f32_1_ulp])], status=1)
+        self.assertTrue(lines[-1].endswith('(1 ULP)'), lines)
+
+    def test_random_float32_arrays(self):
+        rng = random.Random(3)
+        a = [struct.unpack('<f', struct.pack('<I', rng.getrandbits(31)))[0] for _ in range(300)]
+        a = [v if math.isfinite(v) else 1.0 for v in a]
+        b = [struct.unpack('<f', struct.pack('<I', f32_bits(v) + rng.choice([0, 0, 1, 2, 1000])))[0]
+             if rng.random() < 0.5 else v for v in a]
+        b = [v if math.isfinite(v) else 2.0 for v in b]
+        lines = self.diff([('w', a)], [('w', b)], '-m', '400', status=1)
+        self.assertEqual(lines, diff_lines('w', a, b, max_values=400))
+
+    def test_tolerance(self):
+        a = [1.0, 100.0, 0.0, math.inf, -math.inf, CANONICAL_NAN, 1e-9, -0.0, 1e6]
+        b = [1.0 + 1e-6, 100.001, 1e-9, math.inf, math.inf, CANONICAL_NAN, 0.0, 0.0, 1e6 + 20]
+        for options, tolerance in (([], None),
+                                   (['--atol', '1e-8'], (1e-8, 1e-5)),
+                                   (['--rtol=1e-3'], (1e-8, 1e-3)),
+                                   (['--atol=0', '--rtol=0'], (0.0, 0.0)),
+                                   (['--atol', '0.5', '--rtol', '0.5'], (0.5, 0.5))):
+            with self.subTest(options=options):
+                outside = tolerance is None or any(
+                    not is_close(x, y, *tolerance) for x, y in zip(a, b))
+                lines = self.diff([('w', a)], [('w', b)], *options, '-m', '20',
+                                  status=1 if outside else 0)
+                self.assertEqual(lines, diff_lines('w', a, b, 20, tolerance))
+        # within tolerance: status 0, and numpy.allclose agrees
+        a = [1.0, 2.0, 1e-10, math.inf]
+        b = [1.0 + 5e-6, 2.0, 0.0, math.inf]
+        lines = self.diff([('w', a)], [('w', b)], '--rtol', '1e-5', status=0)
+        self.assertEqual(lines, diff_lines('w', a, b, tolerance=(1e-8, 1e-5)))
+        self.assertIn('  all within the tolerance', lines)
+        self.diff([('w', a)], [('w', b)], '--rtol', '1e-6', status=1)
+        # numpy.allclose(a, b) is not symmetric: the tolerance is relative to B
+        self.diff([('w', [100.0])], [('w', [110.0])], '--atol=0', '--rtol=0.095', status=0)
+        self.diff([('w', [110.0])], [('w', [100.0])], '--atol=0', '--rtol=0.095', status=1)
+        try:
+            import numpy
+        except ImportError:
+            return
+        rng = numpy.random.default_rng(7)
+        x = rng.standard_normal(200)
+        y = x + rng.standard_normal(200) * 1e-7
+        for atol, rtol in ((1e-8, 1e-5), (0.0, 1e-6), (1e-7, 0.0), (0.0, 0.0)):
+            with self.subTest(atol=atol, rtol=rtol):
+                self.diff([('w', list(x))], [('w', list(y))], '--atol', repr(atol),
+                          '--rtol', repr(rtol),
+                          status=0 if numpy.allclose(x, y, rtol=rtol, atol=atol) else 1)
+
+    def test_tolerance_does_not_hide_structure(self):
+        # arrays only in one file, other lengths and another order still
+        # count as differences
+        self.diff([('w', [1.0]), ('x', [])], [('w', [1.0])], '--atol', '1', status=1)
+        self.diff([('w', [1.0, 2.0])], [('w', [1.0])], '--atol', '1', status=1)
+        self.diff([('w', [1.0]), ('x', [])], [('x', []), ('w', [1.0])], '--atol', '1', status=1)
+        self.diff([('w', [1.0])], [('w', [1.0])], '--atol', '1', status=0)
+
+    def test_bad_tolerances(self):
+        self.write('a.serio', serio_text([('w', [1.0])]))
+        for value in ('-1', 'nan', 'inf', 'abc', '', '1e-5x', '0,5'):
+            with self.subTest(value=value):
+                proc = self.run_tool('diff', '--atol', value, 'a.serio', 'a.serio', status=2)
+                self.assertIn('--atol', proc.stderr.decode())
+                self.run_tool('diff', '--rtol=' + value, 'a.serio', 'a.serio', status=2)
+
     def test_max_values(self):
         a = [float(i) for i in range(10)]
         b = [float(i) + 0.5 for i in range(10)]
         lines = self.diff([('w', a)], [('w', b)], '--max-values', '3', status=1)
-        self.assertEqual(lines, ['“w”: 10 of 10 values differ'] +
-                         [self.value_line(i, a[i], b[i]) for i in range(3)] +
-                         ['  … and 7 more'])
+        self.assertEqual(lines, diff_lines('w', a, b, 3))
+        self.assertEqual(lines[-1], '  … and 7 more')
         # 0 shows only the counts, as the documentation says
+        summary = diff_lines('w', a, b, 0)
+        self.assertEqual(len(summary), 2)
         lines = self.diff([('w', a)], [('w', b)], '-m', '0', status=1)
-        self.assertEqual(lines, ['“w”: 10 of 10 values differ'])
+        self.assertEqual(lines, summary)
         lines = self.diff([('w', a)], [('w', b)], '--max-values=0', status=1)
-        self.assertEqual(lines, ['“w”: 10 of 10 values differ'])
+        self.assertEqual(lines, summary)
         lines = self.diff([('w', a[:1])], [('w', b[:1])], status=1)
-        self.assertEqual(lines, ['“w”: 1 of 1 values differs', self.value_line(0, a[0], b[0])])
+        self.assertEqual(lines, diff_lines('w', a[:1], b[:1]))
+        self.assertEqual(lines[0], '“w”: 1 of 1 values differs')
         self.run_tool('diff', '-m', '-1', 'a.serio', 'b.serio', status=2)
 
     def test_arrays_only_in_one_file_and_duplicates(self):
@@ -634,12 +828,12 @@ class DiffTests(ToolTestCase):
                           [('w', [1.0]), ('x', []), ('y', [3.0])], status=1)
         self.assertEqual(lines, ['Only in a.serio: array 1 “w”', 'Only in b.serio: array 2 “y”'])
         lines = self.diff([('w', [1.0]), ('w', [2.0])], [('w', [1.0]), ('w', [2.5])], status=1)
-        self.assertEqual(lines, ['“w”: 1 of 1 values differs', self.value_line(0, 2.0, 2.5)])
+        self.assertEqual(lines, diff_lines('w', [2.0], [2.5]))
 
     def test_lengths(self):
         lines = self.diff([('w', [1.0, 2.0, 3.0])], [('w', [1.0, 2.5])], status=1)
-        self.assertEqual(lines, ['“w”: length 3 in a.serio, 2 in b.serio',
-                                 '“w”: 1 of 2 values differs', self.value_line(1, 2.0, 2.5)])
+        self.assertEqual(lines, ['“w”: length 3 in a.serio, 2 in b.serio'] +
+                         diff_lines('w', [1.0, 2.0, 3.0], [1.0, 2.5]))
         lines = self.diff([('w', [])], [('w', [1.0])], status=1)
         self.assertEqual(lines, ['“w”: length 0 in a.serio, 1 in b.serio'])
 
