@@ -12,6 +12,10 @@
 
 #include <glib.h>
 #include <xxhash.h>
+#ifdef HAVE_XXH_X86DISPATCH_H
+/* Makes XXH3_64bits_update() use the best kernel of the CPU. */
+# include <xxh_x86dispatch.h>
+#endif
 
 G_BEGIN_DECLS
 
