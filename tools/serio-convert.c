@@ -17,6 +17,7 @@
 #define CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
 
 static char *array_name = NULL;
+static gboolean plain = FALSE;
 
 /* A second --name is refused: GOption would silently keep the last. */
 static gboolean
@@ -40,6 +41,8 @@ set_array_name (const char  *option_name,
 static const GOptionEntry entries[] = {
   { "name", 'n', 0, G_OPTION_ARG_CALLBACK, set_array_name,
     N_("The array to convert to .npy, or the name to give the array read from .npy"), N_("NAME") },
+  { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
+    N_("Write a plain serio file, without a seal"), NULL },
   G_OPTION_ENTRY_NULL
 };
 
@@ -229,7 +232,9 @@ numpy_to_serio (const char *in,
     }
 
   file = g_file_new_for_path (out);
-  if (!serio_bundle_save_to_file (bundle, file, NULL, &error))
+  if (!serio_bundle_save_to_file_full (bundle, file,
+                                       plain ? SERIO_SAVE_FLAGS_PLAIN : SERIO_SAVE_FLAGS_NONE,
+                                       NULL, &error))
     {
       print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
@@ -393,7 +398,9 @@ serio_tool_convert (int    argc,
                                     "first array so called. The output is a version 1.0 “<f8” array.\n\n"
                                     "To .npz: every array of the serio file, as “<f8” members named after\n"
                                     "them (names must not repeat), stored as numpy.savez() does.\n\n"
-                                    "The output file is replaced atomically, and left alone on failure."),
+                                    "A serio file is written sealed, so that every read verifies it, unless\n"
+                                    "--plain is given. The output file is replaced atomically, and left\n"
+                                    "alone on failure."),
                                  N_("Exit status: 0 on success, 1 if the input is not valid, has another\n"
                                     "data type or no array NAME, 2 on a usage or input/output error."),
                                  entries, &argc, &argv))
@@ -412,6 +419,8 @@ serio_tool_convert (int    argc,
     return serio_tool_usage_error (_("exactly one of the files must have the .npy or .npz extension"));
   if (array_name != NULL && (in_format == FORMAT_NPZ || out_format == FORMAT_NPZ))
     return serio_tool_usage_error (_("--name applies to .npy files only: a .npz file holds every array"));
+  if (plain && out_format != FORMAT_SERIO)
+    return serio_tool_usage_error (_("--plain applies to a serio output file only"));
 
   if (in_format != FORMAT_SERIO)
     return numpy_to_serio (argv[1], in_format, argv[2]);

@@ -68,18 +68,30 @@ compute_stats (const double *values,
 static void
 print_text (const char  *path,
             SerioBundle *bundle,
-            guint32      checksum)
+            guint32      checksum,
+            gboolean     sealed)
 {
   g_autofree char *display = g_filename_display_name (path);
   guint n_arrays = serio_bundle_get_n_arrays (bundle);
 
-  g_print (g_dngettext (GETTEXT_PACKAGE,
-                        /* TRANSLATORS: a file name, its number of arrays
-                         * and its checksum in hexadecimal */
-                        "%s: %u array, checksum %08x",
-                        "%s: %u arrays, checksum %08x",
-                        n_arrays),
-           display, n_arrays, (unsigned int) checksum);
+  if (sealed)
+    g_print (g_dngettext (GETTEXT_PACKAGE,
+                          /* TRANSLATORS: a file name, its number of arrays
+                           * and its checksum in hexadecimal; the file's
+                           * seal matched it */
+                          "%s: %u array, checksum %08x, sealed (verified)",
+                          "%s: %u arrays, checksum %08x, sealed (verified)",
+                          n_arrays),
+             display, n_arrays, (unsigned int) checksum);
+  else
+    g_print (g_dngettext (GETTEXT_PACKAGE,
+                          /* TRANSLATORS: a file name, its number of arrays
+                           * and its checksum in hexadecimal; the file has
+                           * no seal */
+                          "%s: %u array, checksum %08x, plain (no seal)",
+                          "%s: %u arrays, checksum %08x, plain (no seal)",
+                          n_arrays),
+             display, n_arrays, (unsigned int) checksum);
   g_print ("\n");
 
   for (guint i = 0; i < n_arrays; i++)
@@ -177,14 +189,16 @@ static void
 append_json (GString     *out,
              const char  *path,
              SerioBundle *bundle,
-             guint32      checksum)
+             guint32      checksum,
+             gboolean     sealed)
 {
   g_autofree char *display = g_filename_display_name (path);
   guint n_arrays = serio_bundle_get_n_arrays (bundle);
 
   g_string_append (out, "  {\n    \"file\": ");
   append_json_string (out, display);
-  g_string_append_printf (out, ",\n    \"checksum\": \"%08x\",\n    \"arrays\": [", (unsigned int) checksum);
+  g_string_append_printf (out, ",\n    \"checksum\": \"%08x\",\n    \"sealed\": %s,\n    \"arrays\": [",
+                          (unsigned int) checksum, sealed ? "true" : "false");
 
   for (guint i = 0; i < n_arrays; i++)
     {
@@ -223,10 +237,11 @@ serio_tool_info (int    argc,
   if (!serio_tool_parse_options (N_("FILE…"),
                                  N_("Describe the arrays in serio files: index, name, length, least and\n"
                                     "greatest value (NaN aside), how many values are NaN and how many\n"
-                                    "infinite; and the checksum of each file. “-” stands for the standard\n"
-                                    "input."),
+                                    "infinite; and for each file its checksum and whether it is sealed\n"
+                                    "(and so verified as it was read). “-” stands for the standard input."),
                                  N_("With --json, print a JSON array of one object per file read:\n"
-                                    "  {\"file\", \"checksum\", \"arrays\": [{\"index\", \"name\", \"length\",\n"
+                                    "  {\"file\", \"checksum\", \"sealed\", \"arrays\": [{\"index\", \"name\",\n"
+                                    "    \"length\",\n"
                                     "    \"min\", \"max\", \"nan\", \"inf\"}, …]}\n"
                                     "Values are shortest round-trip decimals, -0 is written -0.0, and the\n"
                                     "infinities are the strings \"inf\" and \"-inf\"; min and max are null\n"
@@ -257,11 +272,11 @@ serio_tool_info (int    argc,
       if (json_output)
         {
           g_string_append (json, first ? "\n" : ",\n");
-          append_json (json, argv[i], bundle, checksum);
+          append_json (json, argv[i], bundle, checksum, serio_tool_is_sealed (bytes));
         }
       else
         {
-          print_text (argv[i], bundle, checksum);
+          print_text (argv[i], bundle, checksum, serio_tool_is_sealed (bytes));
         }
       first = FALSE;
     }

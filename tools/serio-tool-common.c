@@ -366,6 +366,37 @@ serio_tool_load_bundle (const char  *path,
   return g_steal_pointer (&bundle);
 }
 
+/*
+ * serio_tool_is_sealed:
+ * @bytes: a text that the library parsed without error
+ *
+ * Whether the text was sealed: its first record, after any blank lines,
+ * opens a seal (serio-v1-files.md §2). The reader verified and stripped
+ * the seal of such a text, so this is all that is left to tell.
+ */
+gboolean
+serio_tool_is_sealed (GBytes *bytes)
+{
+  static const char opening[] = "v1|serio.sealed|1|1";
+  gsize size;
+  const char *p = g_bytes_get_data (bytes, &size);
+  const char *end = p + size;
+
+  for (;;)
+    {
+      if (p < end && *p == '\n')
+        p++;
+      else if (end - p >= 2 && p[0] == '\r' && p[1] == '\n')
+        p += 2;
+      else
+        break;
+    }
+
+  return (gsize) (end - p) > strlen (opening) &&
+         memcmp (p, opening, strlen (opening)) == 0 &&
+         (p[strlen (opening)] == '\n' || p[strlen (opening)] == '\r');
+}
+
 /* A decimal d₀.d₁d₂…×10^exponent with n_digits significant digits. */
 typedef struct
 {

@@ -33,6 +33,8 @@ int          serio_tool_diff                (int                  argc,
                                              char               **argv);
 int          serio_tool_info                (int                  argc,
                                              char               **argv);
+int          serio_tool_seal                (int                  argc,
+                                             char               **argv);
 
 gboolean     serio_tool_parse_options       (const char          *parameter_string,
                                              const char          *summary,
@@ -51,6 +53,7 @@ GBytes      *serio_tool_load                (const char          *path,
 SerioBundle *serio_tool_load_bundle         (const char          *path,
                                              GBytes             **bytes,
                                              int                 *status);
+gboolean     serio_tool_is_sealed           (GBytes              *bytes);
 
 const char  *serio_tool_format_double       (double               value,
                                              char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);

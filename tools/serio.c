@@ -29,6 +29,7 @@ static const Command commands[] = {
   { "convert", N_("Convert between serio and NumPy .npy and .npz files"), serio_tool_convert },
   { "diff", N_("Compare two serio files bit for bit"), serio_tool_diff },
   { "info", N_("Describe the arrays in serio files"), serio_tool_info },
+  { "seal", N_("Add a seal to plain serio files, in place"), serio_tool_seal },
 };
 
 static void

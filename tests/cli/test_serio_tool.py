@@ -83,6 +83,15 @@ def sealed(text):
     return body + b'v1|serio.seal|3|%d,%d,%d\n' % (n, h >> 32, h & 0xFFFFFFFF)
 
 
+def seal_closing(body):
+    """Appends the closing seal record to @body, which must open with
+    v1|serio.sealed|1|1 (after blank lines, if any)."""
+    import xxhash
+    n = sum(1 for line in body.split(b'\n') if line.strip(b'\r'))
+    h = xxhash.xxh3_64_intdigest(body)
+    return body + b'v1|serio.seal|3|%d,%d,%d\n' % (n, h >> 32, h & 0xFFFFFFFF)
+
+
 def fnv1a_folded(data):
     h = 0xcbf29ce484222325
     for byte in data:
@@ -317,8 +326,7 @@ class ToolTestCase(unittest.TestCase):
 # --- serio (no command) -----------------------------------------------------
 
 class MainTests(ToolTestCase):
-    COMMANDS = ['cat', 'check', 'checksum', 'convert', 'diff', 'info']
-    NEW_COMMANDS = []
+    COMMANDS = ['cat', 'check', 'checksum', 'convert', 'diff', 'info', 'seal']
 
     def test_no_arguments(self):
         proc = self.run_tool(status=2)
@@ -355,7 +363,7 @@ class MainTests(ToolTestCase):
         # has it (issue 10: -n was --name in cat and convert, --max-values
         # in diff).
         meaning = {}
-        for command in self.COMMANDS + self.NEW_COMMANDS:
+        for command in self.COMMANDS:
             proc = self.run_tool(command, '--help', status=0)
             for short, long in re.findall(r'^  -(\w), --([\w-]+)', proc.stdout.decode(), re.M):
                 if short in ('h', '?'):
@@ -406,6 +414,11 @@ class CheckTests(ToolTestCase):
         for name, data in files.items():
             self.write(name, data)
         proc = self.run_tool('check', *files, status=0)
+        self.assertEqual(proc.stderr, b'')
+        self.assertEqual(proc.stdout.decode().splitlines(),
+                         ['%s: plain, without a seal: valid, but it cannot be verified' % name
+                          for name in files])
+        proc = self.run_tool('check', '--quiet', *files, status=0)
         self.assertEqual(proc.stdout + proc.stderr, b'')
 
     def test_error_lines(self):
@@ -426,6 +439,58 @@ class CheckTests(ToolTestCase):
         for i, (data, line) in enumerate(cases):
             with self.subTest(data=data):
                 self.assert_error_at('case%d.serio' % i, data, line)
+
+    def test_seal_status(self):
+        text = serio_text([('w', special_values()), ('b', [1.0, 2.0])])
+        self.write('sealed.serio', sealed(text))
+        self.write('plain.serio', text)
+        # blank lines and CR LF before and in a sealed text: still sealed
+        self.write('blank.serio', seal_closing(b'\r\n\nv1|serio.sealed|1|1\r\n\nv1|a|1|1\n'))
+        proc = self.run_tool('check', 'sealed.serio', 'plain.serio', 'blank.serio', status=0)
+        self.assertEqual(proc.stdout.decode().splitlines(), [
+            'sealed.serio: sealed, verified',
+            'plain.serio: plain, without a seal: valid, but it cannot be verified',
+            'blank.serio: sealed, verified'])
+        self.assertEqual(proc.stderr, b'')
+        # --require-seal: a plain file is an error, a sealed one is not
+        proc = self.run_tool('check', '--require-seal', 'sealed.serio', 'plain.serio', status=1)
+        self.assertEqual(proc.stdout.decode(), 'sealed.serio: sealed, verified\n')
+        self.assertEqual(self.stderr_lines(proc),
+                         ['plain.serio: not sealed, so it cannot be verified (--require-seal)'])
+        self.run_tool('check', '-s', 'sealed.serio', 'blank.serio', status=0)
+        self.run_tool('check', '-s', '-', stdin=text, status=1)
+        self.run_tool('check', '-s', '-', stdin=sealed(text), status=0)
+
+    def test_damaged_sealed_files(self):
+        text = sealed(serio_text([('w', [0.1, 2.0, 3.0]), ('b', [4.0])]))
+        lines = text.split(b'\n')[:-1]
+        damaged = {
+            # a digit changed into another valid token
+            'digit': text.replace(b'|3|3602879701896397p-55', b'|3|3602879701896398p-55'),
+            # cut at a record boundary: the closing record is gone
+            'cut': b'\n'.join(lines[:-1]) + b'\n',
+            'lost line': b'\n'.join(lines[:2] + lines[3:]) + b'\n',
+            'doubled line': b'\n'.join(lines[:2] + lines[1:]) + b'\n',
+            'swapped lines': b'\n'.join([lines[0], lines[2], lines[1]] + lines[3:]) + b'\n',
+            'text after the seal': text + b'v1|x|0|\n',
+        }
+        self.assertNotEqual(damaged['digit'], text)
+        for what, data in damaged.items():
+            with self.subTest(what=what):
+                name = what.replace(' ', '-') + '.serio'
+                self.write(name, data)
+                proc = self.run_tool('check', name, status=1)
+                self.assertEqual(proc.stdout, b'')
+                lines_err = self.stderr_lines(proc)
+                self.assertEqual(len(lines_err), 1, lines_err)
+                self.assertTrue(lines_err[0].startswith(name + ':'), lines_err)
+                # every command that reads a file refuses it
+                self.run_tool('cat', name, status=1)
+                self.run_tool('info', name, status=1)
+                self.run_tool('diff', name, name, status=2)
+                self.run_tool('convert', name, 'x.npz', status=1)
+                self.run_tool('seal', name, status=1)
+                self.assertEqual(self.read(name), data)
 
     def test_exit_status_of_several_files(self):
         self.write('good.serio', b'v1|a|1|1\n')
@@ -560,7 +625,8 @@ class InfoTests(ToolTestCase):
         self.write('bad.serio', b'v1|a|1|1.5\n')
         doc, _ = self.json_of('a.serio', 'empty.serio', status=0)
         self.assertEqual([f['file'] for f in doc], ['a.serio', 'empty.serio'])
-        self.assertEqual(doc[1], {'file': 'empty.serio', 'checksum': '4fd0bfc1', 'arrays': []})
+        self.assertEqual(doc[1], {'file': 'empty.serio', 'checksum': '4fd0bfc1', 'sealed': False,
+                                  'arrays': []})
         doc, proc = self.json_of('a.serio', 'bad.serio', 'empty.serio', status=1)
         self.assertEqual([f['file'] for f in doc], ['a.serio', 'empty.serio'])
         self.assertTrue(proc.stderr.decode().startswith('bad.serio:1: '))
@@ -592,11 +658,27 @@ class InfoTests(ToolTestCase):
         self.write('a.serio', data)
         proc = self.run_tool('info', 'a.serio', status=0)
         self.assertEqual(proc.stdout.decode().splitlines(), [
-            'a.serio: 3 arrays, checksum %08x' % fnv1a_folded(data),
+            'a.serio: 3 arrays, checksum %08x, plain (no seal)' % fnv1a_folded(data),
             '  [0] dense.w: 4 values; min -0, max inf; NaN: 0, infinite: 1',
             '  [1] only nan: 2 values; NaN: 2',
             '  [2] empty: 0 values; NaN: 0',
         ])
+
+    def test_seal_status(self):
+        text = serio_text(self.ARRAYS[:1])
+        self.write('sealed.serio', sealed(text))
+        self.write('plain.serio', text)
+        proc = self.run_tool('info', 'sealed.serio', 'plain.serio', status=0)
+        lines = proc.stdout.decode().splitlines()
+        self.assertEqual(lines[0], 'sealed.serio: 1 array, checksum %08x, sealed (verified)' %
+                         fnv1a_folded(sealed(text)))
+        self.assertEqual(lines[2], 'plain.serio: 1 array, checksum %08x, plain (no seal)' %
+                         fnv1a_folded(text))
+        # the seal's records are not arrays
+        self.assertEqual(lines[1], lines[3])
+        doc, _ = self.json_of('sealed.serio', 'plain.serio')
+        self.assertEqual([f['sealed'] for f in doc], [True, False])
+        self.assertEqual(doc[0]['arrays'], doc[1]['arrays'])
 
     def test_text_escapes_control_characters(self):
         self.write('a.serio', serio_text([('a\x1b[31mb\\', [1.0])]))
@@ -606,7 +688,7 @@ class InfoTests(ToolTestCase):
 
     def test_stdin_and_errors(self):
         doc, _ = self.json_of('-')
-        self.assertEqual(doc, [{'file': '-', 'checksum': '4fd0bfc1', 'arrays': []}])
+        self.assertEqual(doc, [{'file': '-', 'checksum': '4fd0bfc1', 'sealed': False, 'arrays': []}])
         self.run_tool('info', status=2)
         self.run_tool('info', 'missing.serio', status=2)
         self.write('bad.serio', b'v1|a|1|1\nv1|b|1|2')
@@ -854,6 +936,18 @@ class DiffTests(ToolTestCase):
         lines = self.diff([('x', [1.0]), ('y', [2.0])], [('y', [2.0])], status=1)
         self.assertEqual(lines, ['Only in a.serio: array 0 “x”'])
 
+    def test_sealed_files(self):
+        # a sealed file and the plain file of the same bundle are the same
+        text = serio_text([('w', [1.0, 0.5])])
+        self.write('plain.serio', text)
+        self.write('sealed.serio', sealed(text))
+        self.write('other.serio', sealed(serio_text([('w', [1.0, 0.25])])))
+        proc = self.run_tool('diff', 'plain.serio', 'sealed.serio', status=0)
+        self.assertEqual(proc.stdout, b'')
+        proc = self.run_tool('diff', 'sealed.serio', 'other.serio', status=1)
+        self.assertEqual(proc.stdout.decode().splitlines(),
+                         diff_lines('w', [1.0, 0.5], [1.0, 0.25]))
+
     def test_stdin(self):
         self.write('a.serio', serio_text([('w', [1.0])]))
         self.run_tool('diff', 'a.serio', '-', stdin=serio_text([('w', [1.0])]), status=0)
@@ -924,6 +1018,14 @@ class CatTests(ToolTestCase):
         proc = self.run_tool('cat', '-n', 'a', '-n', 'nope', 'a.serio', status=1)
         self.assertEqual(proc.stdout, b'')
         self.assertEqual(self.stderr_lines(proc), ['serio cat: a.serio: no array is called “nope”'])
+
+    def test_sealed_file(self):
+        text = serio_text([('w', [1.0, 0.5]), ('b', [-0.0])])
+        self.write('plain.serio', text)
+        self.write('sealed.serio', sealed(text))
+        plain = self.run_tool('cat', 'plain.serio', status=0).stdout
+        self.assertEqual(self.run_tool('cat', 'sealed.serio', status=0).stdout, plain)
+        self.assertEqual(self.run_tool('cat', '-', stdin=sealed(text), status=0).stdout, plain)
 
     def test_same_under_every_locale(self):
         values = special_values() + f64_patterns()[::50]
@@ -1060,17 +1162,17 @@ class ConvertTests(ToolTestCase):
                     data = b''.join(struct.pack(byte_order + fmt, v) for v in values)
                     self.npy_to_serio(npy_bytes(byte_order + code, (len(values),), data))
                     # struct widens exactly too: the values are those doubles
-                    self.assertEqual(self.read('out.serio'), serio_text([('in', values)]))
+                    self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', values)])))
         # Fortran order, float32
         shape = (2, 3)
         fortran = [float(10 * i + j) + 0.5 for j in range(3) for i in range(2)]
         c_order = [float(10 * i + j) + 0.5 for i in range(2) for j in range(3)]
         self.npy_to_serio(npy_bytes('>f4', shape, b''.join(struct.pack('>f', v) for v in fortran),
                                     fortran_order=True))
-        self.assertEqual(self.read('out.serio'), serio_text([('in', c_order)]))
+        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', c_order)])))
         # a NaN payload of float16 and float32 is noted like one of float64
         proc = self.npy_to_serio(npy_bytes('<f2', (2,), struct.pack('<HH', 0x7E01, 0xFE00)))
-        self.assertEqual(self.read('out.serio'), b'v1|in|2|nan,nan\n')
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|2|nan,nan\n'))
         self.assertIn('2 NaNs', proc.stderr.decode())
 
     def test_integers_and_booleans(self):
@@ -1085,7 +1187,7 @@ class ConvertTests(ToolTestCase):
                 data = b''.join(struct.pack(order + fmt, v) for v in values)
                 self.npy_to_serio(npy_bytes(descr, (len(values),), data))
                 self.assertEqual(self.read('out.serio'),
-                                 serio_text([('in', [float(v) for v in values])]))
+                                 sealed(serio_text([('in', [float(v) for v in values])])))
         # an integer that no double holds is refused, with its index
         for descr, fmt, value in (('<i8', 'q', 2 ** 53 + 1), ('<i8', 'q', 2 ** 63 - 1),
                                   ('>u8', 'Q', 2 ** 64 - 1)):
@@ -1118,11 +1220,11 @@ class ConvertTests(ToolTestCase):
             with self.subTest(compression=compression):
                 self.npz('in.npz', members, compression)
                 self.run_tool('convert', 'in.npz', 'out.serio', status=0)
-                self.assertEqual(self.read('out.serio'), want)
+                self.assertEqual(self.read('out.serio'), sealed(want))
         # an empty archive is an empty bundle
         self.npz('none.npz', [])
         self.run_tool('convert', 'none.npz', 'none.serio', status=0)
-        self.assertEqual(self.read('none.serio'), b'')
+        self.assertEqual(self.read('none.serio'), sealed(b''))
 
     def test_npz_errors(self):
         good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
@@ -1215,7 +1317,7 @@ class ConvertTests(ToolTestCase):
         self.assertEqual(self.read('a.npz'), first)
         # and back
         self.run_tool('convert', 'a.npz', 'back.serio', status=0)
-        self.assertEqual(self.read('back.serio'), serio_text(arrays))
+        self.assertEqual(self.read('back.serio'), sealed(serio_text(arrays)))
         # names must not repeat
         self.write('dup.serio', serio_text([('w', [1.0]), ('b', []), ('w', [2.0])]))
         proc = self.run_tool('convert', 'dup.serio', 'dup.npz', status=1)
@@ -1339,6 +1441,22 @@ class ConvertTests(ToolTestCase):
         proc = self.run_tool('convert', 'e.serio', 'e.npy', status=1)
         self.assertIn('holds no array', proc.stderr.decode())
 
+    def test_sealed_by_default_plain_on_request(self):
+        self.write('w.npy', npy_bytes('<f8', (2,), f8_data([1.0, 0.5])))
+        self.run_tool('convert', 'w.npy', 'sealed.serio', status=0)
+        self.assertEqual(self.read('sealed.serio'), sealed(b'v1|w|2|1,1p-1\n'))
+        self.run_tool('convert', '--plain', 'w.npy', 'plain.serio', status=0)
+        self.assertEqual(self.read('plain.serio'), b'v1|w|2|1,1p-1\n')
+        self.npz('w.npz', [('w.npy', npy_bytes('<f8', (2,), f8_data([1.0, 0.5])))])
+        self.run_tool('convert', '--plain', 'w.npz', 'plain2.serio', status=0)
+        self.assertEqual(self.read('plain2.serio'), b'v1|w|2|1,1p-1\n')
+        # sealed files convert back
+        self.run_tool('convert', 'sealed.serio', 'back.npy', status=0)
+        self.assertEqual(self.read('back.npy'), self.read('w.npy'))
+        # --plain is about serio output only
+        proc = self.run_tool('convert', '--plain', 'sealed.serio', 'x.npy', status=2)
+        self.assertIn('--plain', proc.stderr.decode())
+
     def test_name_given_twice_is_refused(self):
         self.write('a.serio', serio_text([('w', [1.0]), ('b', [2.0])]))
         for args in (['--name', 'w', '--name', 'b'], ['-n', 'w', '-n', 'w']):
@@ -1395,6 +1513,58 @@ class ConvertTests(ToolTestCase):
             back = numpy.load(self.path(name + '2.npy').decode())
             self.assertEqual(back.dtype, numpy.dtype('<f8'))
             self.assertEqual(back.tobytes(), numpy.ascontiguousarray(array).ravel().tobytes())
+
+
+# --- serio seal -------------------------------------------------------------
+
+class SealTests(ToolTestCase):
+
+    def test_seals_plain_files_in_place(self):
+        text = serio_text([('w', special_values()), ('e', []), ('b', [2.5])])
+        self.write('a.serio', text)
+        # blank lines and CR LF are not kept: the text is written canonically
+        self.write('crlf.serio', b'\r\n' + text.replace(b'\n', b'\r\n\n'))
+        self.write('empty.serio', b'')
+        proc = self.run_tool('seal', 'a.serio', 'crlf.serio', 'empty.serio', status=0)
+        self.assertEqual(proc.stdout.decode().splitlines(),
+                         ['a.serio: sealed', 'crlf.serio: sealed', 'empty.serio: sealed'])
+        self.assertEqual(self.read('a.serio'), sealed(text))
+        self.assertEqual(self.read('crlf.serio'), sealed(text))
+        self.assertEqual(self.read('empty.serio'), sealed(b''))
+        self.run_tool('check', '--require-seal', 'a.serio', 'crlf.serio', 'empty.serio', status=0)
+        self.assertEqual(sorted(os.listdir(self.dir)), ['a.serio', 'crlf.serio', 'empty.serio'])
+
+    def test_sealed_files_are_left_alone(self):
+        data = seal_closing(b'\nv1|serio.sealed|1|1\r\nv1|a|1|1\n')
+        self.write('s.serio', data)
+        before = os.stat(self.path('s.serio'))
+        proc = self.run_tool('seal', 's.serio', status=0)
+        self.assertEqual(proc.stdout.decode(), 's.serio: already sealed, left as it is\n')
+        self.assertEqual(self.read('s.serio'), data)
+        self.assertEqual(os.stat(self.path('s.serio')).st_ino, before.st_ino)
+
+    def test_invalid_files_are_refused(self):
+        self.write('good.serio', b'v1|a|1|1\n')
+        self.write('bad.serio', b'v1|a|1|1.0\n')
+        self.write('cut.serio', b'v1|a|1|1\nv1|b|1|2')
+        proc = self.run_tool('seal', 'bad.serio', 'good.serio', 'cut.serio', status=1)
+        self.assertEqual(proc.stdout.decode(), 'good.serio: sealed\n')
+        err = proc.stderr.decode()
+        self.assertIn('bad.serio:1: ', err)
+        self.assertIn('cut.serio:2: ', err)
+        self.assertEqual(self.read('bad.serio'), b'v1|a|1|1.0\n')
+        self.assertEqual(self.read('cut.serio'), b'v1|a|1|1\nv1|b|1|2')
+        self.assertEqual(self.read('good.serio'), sealed(b'v1|a|1|1\n'))
+
+    def test_usage_and_io_errors(self):
+        self.run_tool('seal', status=2)
+        self.write('a.serio', b'v1|a|1|1\n')
+        proc = self.run_tool('seal', 'a.serio', '-', stdin=b'v1|a|1|1\n', status=2)
+        self.assertIn('standard input', proc.stderr.decode())
+        self.assertEqual(self.read('a.serio'), b'v1|a|1|1\n')
+        proc = self.run_tool('seal', 'missing.serio', 'a.serio', status=2)
+        self.assertIn('missing.serio', proc.stderr.decode())
+        self.assertEqual(self.read('a.serio'), sealed(b'v1|a|1|1\n'))
 
 
 # --- progress on a terminal -------------------------------------------------
