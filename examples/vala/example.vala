@@ -9,7 +9,7 @@ bool same_bits (Serio.Bundle bundle, string name, double[] expected) {
     if (!bundle.lookup (name, out index)) {
         return false;
     }
-    unowned double[] values = bundle.get_values (index);
+    double[] values = bundle.get_values (index);
     return values.length == expected.length
         && Memory.cmp (values, expected, expected.length * sizeof (double)) == 0;
 }
