@@ -574,6 +574,16 @@ class Bundle(Serio.Bundle):
         Gio.File, replacing it atomically."""
         return super().save_to_file(_as_file(file), cancellable)
 
+    def save_to_file_full(self, file, flags, cancellable=None):
+        """Save the bundle to a file given as a str, an os.PathLike or a
+        Gio.File, with Serio.SaveFlags."""
+        return super().save_to_file_full(_as_file(file), flags, cancellable)
+
+    def save_to_file_full_async(self, file, *args, **kwargs):
+        """Save the bundle with Serio.SaveFlags to a file (a str, an
+        os.PathLike or a Gio.File) in a worker thread."""
+        return super().save_to_file_full_async(_as_file(file), *args, **kwargs)
+
     def save_to_file_async(self, file, *args, **kwargs):
         """Save the bundle to a file (a str, an os.PathLike or a Gio.File)
         in a worker thread; see save_to_file_finish()."""

@@ -49,7 +49,13 @@ class TempDirTestCase(unittest.TestCase):
         self.dir = pathlib.Path(tmp.name)
 
     def text(self, path):
-        return path.read_text(encoding='utf-8')
+        """The records of the file, without its seal."""
+        return Serio.Bundle.from_file(path).to_string()
+
+    def assert_sealed(self, path):
+        lines = path.read_text(encoding='utf-8').splitlines()
+        self.assertEqual(lines[0], 'v1|serio.sealed|1|1')
+        self.assertTrue(lines[-1].startswith('v1|serio.seal|3|'))
 
 
 class TestSaveLoad(TempDirTestCase):
@@ -69,6 +75,7 @@ class TestSaveLoad(TempDirTestCase):
         }
         path = self.dir / 'arrays.serio'
         self.assertIsNone(Serio.save(path, arrays))
+        self.assert_sealed(path)
         loaded = Serio.load(path)
         self.assertEqual(list(loaded), list(arrays))
         for name, array in arrays.items():
@@ -167,6 +174,7 @@ class TestTorch(TempDirTestCase):
             model = self.model_as(dtype)
             path = self.dir / ('model-%s.serio' % str(dtype).split('.')[1])
             Serio.save_torch(path, model)
+            self.assert_sealed(path)
             state = Serio.load_torch(path)
             expected = model.state_dict()
             self.assertEqual(list(state), list(expected))
@@ -257,6 +265,7 @@ class TestScikitLearn(TempDirTestCase):
         path = self.dir / 'mlp.serio'
 
         Serio.save_estimator(path, clf)
+        self.assert_sealed(path)
         restored = Serio.load_estimator(path, MLPClassifier(**params))
 
         expected = clf.predict_proba(digits_x[1000:])
