@@ -120,31 +120,6 @@ print_notes (const char           *display,
 {
   gsize n_special = count_special_nans (array->values, array->n_values);
 
-  if (array->n_dims != 1)
-    {
-      g_autofree char *shape = serio_tool_shape_to_string (array->shape, array->n_dims);
-
-      if (array->name != NULL)
-        g_printerr (g_dngettext (GETTEXT_PACKAGE,
-                                 /* TRANSLATORS: a file name, an array
-                                  * name, the shape of the array such as
-                                  * “(2, 3)”, and its number of values */
-                                 "%s: note: “%s” of shape %s is flattened to %lu value in C order",
-                                 "%s: note: “%s” of shape %s is flattened to %lu values in C order",
-                                 array->n_values),
-                    display, array->name, shape, (gulong) array->n_values);
-      else
-        g_printerr (g_dngettext (GETTEXT_PACKAGE,
-                                 /* TRANSLATORS: a file name, the shape of
-                                  * its array such as “(2, 3)”, and its
-                                  * number of values */
-                                 "%s: note: the array of shape %s is flattened to %lu value in C order",
-                                 "%s: note: the array of shape %s is flattened to %lu values in C order",
-                                 array->n_values),
-                    display, shape, (gulong) array->n_values);
-      g_printerr ("\n");
-    }
-
   if (n_special > 0)
     {
       g_printerr (g_dngettext (GETTEXT_PACKAGE,
@@ -227,8 +202,33 @@ numpy_to_serio (const char *in,
           return SERIO_TOOL_EXIT_FAILURE;
         }
 
+      if (array->n_dims > SERIO_SHAPE_MAX_DIMS)
+        {
+          g_autofree char *shown = serio_tool_escape_name (name);
+
+          g_printerr (g_dngettext (GETTEXT_PACKAGE,
+                                   /* TRANSLATORS: the program, a file name,
+                                    * an array name, its number of
+                                    * dimensions and the most that serio
+                                    * shapes have */
+                                   "%s: %s: “%s” has %u dimension, and serio shapes have at most %u",
+                                   "%s: %s: “%s” has %u dimensions, and serio shapes have at most %u",
+                                   array->n_dims),
+                      g_get_prgname (), display, shown, array->n_dims,
+                      (guint) SERIO_SHAPE_MAX_DIMS);
+          g_printerr ("\n");
+          return SERIO_TOOL_EXIT_FAILURE;
+        }
+
       print_notes (display, array);
-      serio_bundle_append (bundle, name, array->values, array->n_values);
+      /* A vector keeps its plain name (“w”, not “w[3]”), unless the name
+       * ends like a shape suffix, which the shape's own suffix then
+       * follows, so that the name reads back as it was. */
+      if (array->n_dims == 1 && !g_str_has_suffix (name, "]"))
+        serio_bundle_append (bundle, name, array->values, array->n_values);
+      else
+        serio_bundle_append_with_shape (bundle, name, array->shape, array->n_dims,
+                                        array->values, array->n_values);
     }
 
   file = g_file_new_for_path (out);
@@ -243,21 +243,30 @@ numpy_to_serio (const char *in,
   return SERIO_TOOL_EXIT_OK;
 }
 
-/* Fills @array with a view of array @index of @bundle: nothing of it is
- * to be freed. */
+/* Fills @array with array @index of @bundle, its base name and its shape;
+ * the values are the bundle's. */
 static void
 array_view (SerioBundle    *bundle,
             guint           index,
-            SerioToolArray *array,
-            guint64        *shape)
+            SerioToolArray *array)
 {
   *array = (SerioToolArray) { 0, };
-  array->name = (char *) serio_bundle_get_name (bundle, index);
+  array->name = serio_bundle_get_base_name (bundle, index);
   array->values = (double *) serio_bundle_get_values (bundle, index, &array->n_values);
-  *shape = array->n_values;
-  array->shape = shape;
-  array->n_dims = 1;
+  array->shape = serio_bundle_get_shape (bundle, index, &array->n_dims);
   array->type_name = "float64";
+}
+
+static void
+array_views_free (SerioToolArray *arrays,
+                  guint           n_arrays)
+{
+  for (guint i = 0; i < n_arrays; i++)
+    {
+      g_free (arrays[i].name);
+      g_free (arrays[i].shape);
+    }
+  g_free (arrays);
 }
 
 static int
@@ -297,18 +306,18 @@ one_array_of (SerioBundle *bundle,
   return SERIO_TOOL_EXIT_FAILURE;
 }
 
-/* A .npz archive holds one array per name. */
+/* A .npz archive holds one array per name: base names must not repeat. */
 static int
 check_unique_names (SerioBundle *bundle,
                     const char  *in)
 {
-  g_autoptr(GHashTable) seen = g_hash_table_new (g_str_hash, g_str_equal);
+  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
 
   for (guint i = 0; i < serio_bundle_get_n_arrays (bundle); i++)
     {
-      const char *name = serio_bundle_get_name (bundle, i);
+      char *name = serio_bundle_get_base_name (bundle, i);
 
-      if (!g_hash_table_add (seen, (gpointer) name))
+      if (!g_hash_table_add (seen, name))
         {
           g_autofree char *display = g_filename_display_name (in);
           g_autofree char *shown = serio_tool_escape_name (name);
@@ -333,10 +342,10 @@ serio_to_numpy (const char *in,
   g_autoptr(GError) error = NULL;
   g_autoptr(SerioBundle) bundle = NULL;
   g_autoptr(GFile) file = NULL;
-  g_autofree SerioToolArray *arrays = NULL;
-  g_autofree guint64 *shapes = NULL;
+  SerioToolArray *arrays = NULL;
   int status = SERIO_TOOL_EXIT_OK;
   guint n_arrays;
+  gboolean written;
 
   bundle = serio_tool_load_bundle (in, NULL, &status);
   if (bundle == NULL)
@@ -351,8 +360,7 @@ serio_to_numpy (const char *in,
         return status;
       n_arrays = 1;
       arrays = g_new (SerioToolArray, 1);
-      shapes = g_new (guint64, 1);
-      array_view (bundle, index, &arrays[0], &shapes[0]);
+      array_view (bundle, index, &arrays[0]);
     }
   else
     {
@@ -361,13 +369,14 @@ serio_to_numpy (const char *in,
         return status;
       n_arrays = serio_bundle_get_n_arrays (bundle);
       arrays = g_new (SerioToolArray, MAX (n_arrays, 1));
-      shapes = g_new (guint64, MAX (n_arrays, 1));
       for (guint i = 0; i < n_arrays; i++)
-        array_view (bundle, i, &arrays[i], &shapes[i]);
+        array_view (bundle, i, &arrays[i]);
     }
 
   file = g_file_new_for_path (out);
-  if (!serio_tool_npy_write (file, arrays, n_arrays, out_format == FORMAT_NPZ, &error))
+  written = serio_tool_npy_write (file, arrays, n_arrays, out_format == FORMAT_NPZ, &error);
+  array_views_free (arrays, n_arrays);
+  if (!written)
     {
       print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
@@ -388,16 +397,18 @@ serio_tool_convert (int    argc,
                                     "whose name ends in .npy or .npz sets the direction.\n\n"
                                     "From .npy: versions 1.0 to 3.0; float64, float32, float16, integers\n"
                                     "and booleans in either byte order, widened exactly to float64 (an\n"
-                                    "integer that no double holds is refused). Arrays of several dimensions\n"
-                                    "are flattened in C order (Fortran-order data is transposed) and their\n"
-                                    "shape is noted on the standard error. The array is named after the\n"
-                                    "file, less directory and .npy, or NAME.\n\n"
+                                    "integer that no double holds is refused), in C order (Fortran-order\n"
+                                    "data is transposed). The array is named after the file, less directory\n"
+                                    "and .npy, or NAME; a shape other than a vector's is kept in the name,\n"
+                                    "as in “w[2x3]”.\n\n"
                                     "From .npz: every array, in the order of the archive, named after its\n"
                                     "member; stored or deflate-compressed members.\n\n"
                                     "To .npy: the serio file must hold exactly one array, or NAME picks the\n"
-                                    "first array so called. The output is a version 1.0 “<f8” array.\n\n"
-                                    "To .npz: every array of the serio file, as “<f8” members named after\n"
-                                    "them (names must not repeat), stored as numpy.savez() does.\n\n"
+                                    "first array so called (by name, or by the name less its shape). The\n"
+                                    "output is a version 1.0 “<f8” array of the array's shape.\n\n"
+                                    "To .npz: every array of the serio file, as “<f8” members of their shape\n"
+                                    "named after them less the shape (names must not repeat), stored as\n"
+                                    "numpy.savez() does.\n\n"
                                     "A serio file is written sealed, so that every read verifies it, unless\n"
                                     "--plain is given. The output file is replaced atomically, and left\n"
                                     "alone on failure."),

@@ -75,16 +75,18 @@ typedef struct
 } Side;
 
 /*
- * The k-th array called N in @a is paired with the k-th array called N in
- * @b, if there is one. Returns, for each array of @a, the index of its
- * partner in @b or NO_PARTNER; @b_paired says which arrays of @b have one.
+ * The k-th array whose base name is N in @a is paired with the k-th array
+ * whose base name is N in @b, if there is one, whatever their shapes (see
+ * serio_bundle_get_base_name()). Returns, for each array of @a, the index
+ * of its partner in @b or NO_PARTNER; @b_paired says which arrays of @b
+ * have one.
  */
 static guint *
 pair_arrays (SerioBundle *a,
              SerioBundle *b,
              gboolean    *b_paired)
 {
-  g_autoptr(GHashTable) by_name = g_hash_table_new_full (g_str_hash, g_str_equal, NULL,
+  g_autoptr(GHashTable) by_name = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
                                                          (GDestroyNotify) g_queue_free);
   guint n_a = serio_bundle_get_n_arrays (a);
   guint n_b = serio_bundle_get_n_arrays (b);
@@ -92,20 +94,25 @@ pair_arrays (SerioBundle *a,
 
   for (guint j = 0; j < n_b; j++)
     {
-      const char *name = serio_bundle_get_name (b, j);
+      char *name = serio_bundle_get_base_name (b, j);
       GQueue *queue = g_hash_table_lookup (by_name, name);
 
       if (queue == NULL)
         {
           queue = g_queue_new ();
-          g_hash_table_insert (by_name, (gpointer) name, queue);
+          g_hash_table_insert (by_name, name, queue);
+        }
+      else
+        {
+          g_free (name);
         }
       g_queue_push_tail (queue, GUINT_TO_POINTER (j));
     }
 
   for (guint i = 0; i < n_a; i++)
     {
-      GQueue *queue = g_hash_table_lookup (by_name, serio_bundle_get_name (a, i));
+      g_autofree char *name = serio_bundle_get_base_name (a, i);
+      GQueue *queue = g_hash_table_lookup (by_name, name);
 
       if (queue != NULL && !g_queue_is_empty (queue))
         {
@@ -446,15 +453,51 @@ diff_arrays (const Side *a,
              const Side *b,
              guint       index_b)
 {
-  g_autofree char *name = serio_tool_escape_name (serio_bundle_get_name (a->bundle, index_a));
+  g_autofree char *base_name = serio_bundle_get_base_name (a->bundle, index_a);
+  g_autofree char *name = serio_tool_escape_name (base_name);
   gsize n_a, n_b, n_common, n_shown = 0, n_candidates;
   const double *values_a = serio_bundle_get_values (a->bundle, index_a, &n_a);
   const double *values_b = serio_bundle_get_values (b->bundle, index_b, &n_b);
+  g_autofree guint64 *shape_a = NULL;
+  g_autofree guint64 *shape_b = NULL;
+  guint n_dims_a, n_dims_b;
+  gboolean layout_differs;
   Precision precision;
   Summary summary;
 
+  shape_a = serio_bundle_get_shape (a->bundle, index_a, &n_dims_a);
+  shape_b = serio_bundle_get_shape (b->bundle, index_b, &n_dims_b);
+  layout_differs = n_dims_a != n_dims_b ||
+                  memcmp (shape_a, shape_b, n_dims_a * sizeof (guint64)) != 0;
+
   n_common = MIN (n_a, n_b);
-  if (n_a != n_b)
+  if (layout_differs && (n_dims_a != 1 || n_dims_b != 1))
+    {
+      g_autofree char *text_a = serio_tool_shape_to_string (shape_a, n_dims_a);
+      g_autofree char *text_b = serio_tool_shape_to_string (shape_b, n_dims_b);
+
+      /* TRANSLATORS: an array name, its shape such as “(2, 3)” in the
+       * first file and the file's name, then the same in the second file */
+      g_print (_("“%s”: shape %s in %s, %s in %s"),
+               name, text_a, a->display, text_b, b->display);
+      g_print ("\n");
+    }
+  else if (!layout_differs &&
+           !g_str_equal (serio_bundle_get_name (a->bundle, index_a),
+                         serio_bundle_get_name (b->bundle, index_b)))
+    {
+      /* "v" and "v[2]": the same shape, written two ways. */
+      g_autofree char *name_a = serio_tool_escape_name (serio_bundle_get_name (a->bundle, index_a));
+      g_autofree char *name_b = serio_tool_escape_name (serio_bundle_get_name (b->bundle, index_b));
+
+      /* TRANSLATORS: an array's base name, its full name in the first file
+       * and the file's name, then the same in the second file */
+      g_print (_("“%s”: named “%s” in %s, “%s” in %s"),
+               name, name_a, a->display, name_b, b->display);
+      g_print ("\n");
+      layout_differs = TRUE;
+    }
+  else if (n_a != n_b)
     {
       /* TRANSLATORS: an array name, its length in the first file and the
        * file's name, then the same in the second file */
@@ -467,7 +510,7 @@ diff_arrays (const Side *a,
   summarize (values_a, values_b, n_common, precision, &summary);
 
   if (summary.n_differ == 0)
-    return n_a != n_b;
+    return layout_differs;
 
   g_print (g_dngettext (GETTEXT_PACKAGE,
                         /* TRANSLATORS: an array name, how many of its
@@ -518,7 +561,7 @@ diff_arrays (const Side *a,
       g_print ("\n");
     }
 
-  return n_a != n_b || (with_tolerance () ? summary.n_outside > 0 : TRUE);
+  return layout_differs || (with_tolerance () ? summary.n_outside > 0 : TRUE);
 }
 
 static void
@@ -595,11 +638,12 @@ serio_tool_diff (int    argc,
 
   if (!serio_tool_parse_options (N_("A B"),
                                  N_("Compare two serio files bit for bit. The k-th array called N in A is\n"
-                                    "matched with the k-th array called N in B. Reported are arrays that\n"
-                                    "only one file has, matched arrays in another order, lengths that\n"
-                                    "differ, and how many of the values both arrays have differ, with the\n"
-                                    "largest differences (absolute, relative to B, and as a distance) and\n"
-                                    "the first few values: index, both values and their distance, or\n"
+                                    "matched with the k-th array called N in B, whatever their shapes\n"
+                                    "(“w[2x3]” is called “w”). Reported are arrays that only one file has,\n"
+                                    "matched arrays in another order, shapes or lengths that differ, and\n"
+                                    "how many of the values both arrays have differ, with the largest\n"
+                                    "differences (absolute, relative to B, and as a distance) and the\n"
+                                    "first few values: index, both values and their distance, or\n"
                                     "“NaN” when one is NaN. Distances are in units when every value of both\n"
                                     "arrays is an integer, else in ULPs (steps between neighbouring numbers;\n"
                                     "-0 and +0 are 1 apart) of the narrowest of bfloat16, float16, float32\n"

@@ -664,6 +664,24 @@ class InfoTests(ToolTestCase):
             '  [2] empty: 0 values; NaN: 0',
         ])
 
+    def test_shapes(self):
+        arrays = [('conv.weight[2x1x3]', [float(i) for i in range(6)]), ('steps[]', [5.0]),
+                  ('bias', [1.0, 2.0]), ('odd[5]', [1.0, 2.0]), ('v[0x3]', []), ('b[2]', [0.5, 1.0])]
+        self.write('a.serio', serio_text(arrays))
+        proc = self.run_tool('info', 'a.serio', status=0)
+        self.assertEqual(proc.stdout.decode().splitlines()[1:], [
+            '  [0] conv.weight (2, 1, 3): 6 values; min 0, max 5; NaN: 0, infinite: 0',
+            '  [1] steps (): 1 value; min 5, max 5; NaN: 0, infinite: 0',
+            '  [2] bias: 2 values; min 1, max 2; NaN: 0, infinite: 0',
+            '  [3] odd[5]: 2 values; min 1, max 2; NaN: 0, infinite: 0',
+            '  [4] v (0, 3): 0 values; NaN: 0',
+            '  [5] b (2,): 2 values; min 0.5, max 1; NaN: 0, infinite: 0'])
+        doc, _ = self.json_of('a.serio')
+        self.assertEqual([(a['name'], a['base_name'], a['shape']) for a in doc[0]['arrays']], [
+            ('conv.weight[2x1x3]', 'conv.weight', [2, 1, 3]), ('steps[]', 'steps', []),
+            ('bias', 'bias', [2]), ('odd[5]', 'odd[5]', [2]), ('v[0x3]', 'v', [0, 3]),
+            ('b[2]', 'b', [2])])
+
     def test_seal_status(self):
         text = serio_text(self.ARRAYS[:1])
         self.write('sealed.serio', sealed(text))
@@ -936,6 +954,27 @@ class DiffTests(ToolTestCase):
         lines = self.diff([('x', [1.0]), ('y', [2.0])], [('y', [2.0])], status=1)
         self.assertEqual(lines, ['Only in a.serio: array 0 “x”'])
 
+    def test_shapes(self):
+        # arrays are matched by base name; shapes, and the names of the
+        # same shape written two ways, are differences
+        lines = self.diff([('w[2x3]', [1.0] * 6), ('v', [1.0, 2.0]), ('u[2]', [1.0, 2.0]),
+                           ('s[]', [3.0])],
+                          [('w[3x2]', [1.0] * 6), ('v[2]', [1.0, 2.0]), ('u', [1.0, 2.0, 3.0]),
+                           ('s[]', [3.0])], status=1)
+        self.assertEqual(lines, ['“w”: shape (2, 3) in a.serio, (3, 2) in b.serio',
+                                 '“v”: named “v” in a.serio, “v[2]” in b.serio',
+                                 '“u”: length 2 in a.serio, 3 in b.serio'])
+        # each alone is a difference, with a tolerance too
+        self.diff([('v', [1.0, 2.0])], [('v[2]', [1.0, 2.0])], status=1)
+        self.diff([('v', [1.0, 2.0])], [('v[2]', [1.0, 2.0])], '--atol', '1', status=1)
+        self.diff([('w[2x3]', [1.0] * 6)], [('w[3x2]', [1.0] * 6)], status=1)
+        self.diff([('w[2x3]', [1.0] * 6)], [('w[3x2]', [1.0] * 6)], '--atol', '1', status=1)
+        self.diff([('w[2x3]', [1.0] * 6)], [('w[2x3]', [1.5] * 6)], '--atol', '1', status=0)
+        # values are compared in C order
+        lines = self.diff([('w[2x2]', [1.0, 2.0, 3.0, 4.0])], [('w[2x2]', [1.0, 2.0, 3.0, 5.0])],
+                          status=1)
+        self.assertEqual(lines, diff_lines('w', [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 5.0]))
+
     def test_sealed_files(self):
         # a sealed file and the plain file of the same bundle are the same
         text = serio_text([('w', [1.0, 0.5])])
@@ -1078,12 +1117,29 @@ class ConvertTests(ToolTestCase):
                                  status=1)
         self.assertIn('4.0', proc.stderr.decode())
 
-    def test_c_order_is_flattened_with_a_note(self):
+    def test_shape_is_kept_in_the_name(self):
+        # serio-v1-files.md §3: the shape travels in the name, C order
         values = [float(i) for i in range(24)]
         proc = self.npy_to_serio(npy_bytes('<f8', (2, 3, 4), f8_data(values)))
-        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', values)])))
-        self.assertIn('(2, 3, 4)', proc.stderr.decode())
-        self.assertIn('24 values', proc.stderr.decode())
+        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in[2x3x4]', values)])))
+        self.assertEqual(proc.stderr, b'')
+        # back to .npy in its shape, looked up by its base name or its name
+        for args in ([], ['--name', 'in'], ['--name', 'in[2x3x4]']):
+            with self.subTest(args=args):
+                self.run_tool('convert', *args, 'out.serio', 'back.npy', status=0)
+                self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (2, 3, 4), f8_data(values)))
+        # a name that ends like a suffix keeps it, the shape's own follows
+        self.write('odd.npy', npy_bytes('<f8', (2,), f8_data([1.0, 2.0])))
+        self.run_tool('convert', '--name', 'w[2]', 'odd.npy', 'odd.serio', status=0)
+        self.assertEqual(self.read('odd.serio'), sealed(b'v1|w[2][2]|2|1,2\n'))
+        self.run_tool('convert', 'odd.serio', 'odd.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('odd.npz'))) as z:
+            self.assertEqual(z.namelist(), ['w[2].npy'])
+        # more dimensions than a serio shape has
+        proc = self.npy_to_serio(npy_bytes('<f8', (1,) * 33, f8_data([1.0])), status=1)
+        self.assertIn('33 dimensions', proc.stderr.decode())
+        self.npy_to_serio(npy_bytes('<f8', (1,) * 32, f8_data([1.0])))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[%s]|1|1\n' % b'x'.join([b'1'] * 32)))
 
     def test_fortran_order_is_transposed(self):
         shape = (2, 3, 4)
@@ -1093,28 +1149,34 @@ class ConvertTests(ToolTestCase):
         for byte_order in '<>':
             self.npy_to_serio(npy_bytes(byte_order + 'f8', shape, f8_data(fortran, byte_order),
                                         fortran_order=True))
-            self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', c_order)])))
+            self.assertEqual(self.read('out.serio'), sealed(serio_text([('in[2x3x4]', c_order)])))
         # a vector is the same in both orders
         self.npy_to_serio(npy_bytes('<f8', (3,), f8_data([1.0, 2.0, 3.0]), fortran_order=True))
         self.assertEqual(self.read('out.serio'), sealed(b'v1|in|3|1,2,3\n'))
 
     def test_scalar_and_empty(self):
-        proc = self.npy_to_serio(npy_bytes('<f8', (), f8_data([2.5])))
-        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|1|5p-1\n'))
-        self.assertIn('shape ()', proc.stderr.decode())
+        self.npy_to_serio(npy_bytes('<f8', (), f8_data([2.5])))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[]|1|5p-1\n'))
+        self.run_tool('convert', 'out.serio', 'back.npy', status=0)
+        self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (), f8_data([2.5])))
         self.npy_to_serio(npy_bytes('<f8', (0,), b''))
         self.assertEqual(self.read('out.serio'), sealed(b'v1|in|0|\n'))
         self.npy_to_serio(npy_bytes('<f8', (4, 0, 1 << 62), b''))
-        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|0|\n'))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[4x0x4611686018427387904]|0|\n'))
+        self.run_tool('convert', 'out.serio', 'back.npy', status=0)
+        self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (4, 0, 1 << 62), b''))
 
     def test_header_variants(self):
         data = f8_data([1.0, 2.0])
         for header in ("{'shape': (2,), 'fortran_order': False, 'descr': '<f8'}",
                        '{"descr": "<f8", "fortran_order": False, "shape": (2L,)}',
-                       "{'descr':'<f8','fortran_order':False,'shape':(1, 2)}"):
+                       "{'descr':'<f8','fortran_order':False,'shape':(2,)}"):
             with self.subTest(header=header):
                 self.npy_to_serio(npy_bytes(None, None, data, header=header))
                 self.assertEqual(self.read('out.serio'), sealed(b'v1|in|2|1,2\n'))
+        self.npy_to_serio(npy_bytes(None, None, data,
+                                    header="{'descr':'<f8','fortran_order':False,'shape':(1, 2)}"))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[1x2]|2|1,2\n'))
 
     def test_array_name(self):
         self.write('dense.w.npy', npy_bytes('<f8', (1,), f8_data([1.0])))
@@ -1169,7 +1231,7 @@ class ConvertTests(ToolTestCase):
         c_order = [float(10 * i + j) + 0.5 for i in range(2) for j in range(3)]
         self.npy_to_serio(npy_bytes('>f4', shape, b''.join(struct.pack('>f', v) for v in fortran),
                                     fortran_order=True))
-        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', c_order)])))
+        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in[2x3]', c_order)])))
         # a NaN payload of float16 and float32 is noted like one of float64
         proc = self.npy_to_serio(npy_bytes('<f2', (2,), struct.pack('<HH', 0x7E01, 0xFE00)))
         self.assertEqual(self.read('out.serio'), sealed(b'v1|in|2|nan,nan\n'))
@@ -1214,8 +1276,8 @@ class ConvertTests(ToolTestCase):
                    ('b.npy', npy_bytes('>f8', (3,), f8_data([0.1, math.inf, -2.0], '>'))),
                    ('dir/ü.npy', npy_bytes('<i8', (), struct.pack('<q', 5))),
                    ('empty.npy', npy_bytes('<f2', (0,), b''))]
-        want = serio_text([('w', [1.5, -0.0, 3.0, 0.25]), ('b', [0.1, math.inf, -2.0]),
-                           ('dir/ü', [5.0]), ('empty', [])])
+        want = serio_text([('w[2x2]', [1.5, -0.0, 3.0, 0.25]), ('b', [0.1, math.inf, -2.0]),
+                           ('dir/ü[]', [5.0]), ('empty', [])])
         for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             with self.subTest(compression=compression):
                 self.npz('in.npz', members, compression)
@@ -1318,11 +1380,32 @@ class ConvertTests(ToolTestCase):
         # and back
         self.run_tool('convert', 'a.npz', 'back.serio', status=0)
         self.assertEqual(self.read('back.serio'), sealed(serio_text(arrays)))
-        # names must not repeat
-        self.write('dup.serio', serio_text([('w', [1.0]), ('b', []), ('w', [2.0])]))
-        proc = self.run_tool('convert', 'dup.serio', 'dup.npz', status=1)
-        self.assertIn('“w”', proc.stderr.decode())
-        self.assertFalse(os.path.exists(self.path('dup.npz')))
+        # names must not repeat, shapes aside
+        for dup in ([('w', [1.0]), ('b', []), ('w', [2.0])],
+                    [('w[2]', [1.0, 2.0]), ('w[1x2]', [1.0, 2.0])]):
+            self.write('dup.serio', serio_text(dup))
+            proc = self.run_tool('convert', 'dup.serio', 'dup.npz', status=1)
+            self.assertIn('“w”', proc.stderr.decode())
+            self.assertFalse(os.path.exists(self.path('dup.npz')))
+        # shapes: members named after the base names, in their shapes; a
+        # suffix that is not a shape is part of the name
+        shaped = [('conv.weight[2x1x3]', [float(i) for i in range(6)]), ('steps[]', [5.0]),
+                  ('odd[5]', [1.0, 2.0]), ('v[0x3]', [])]
+        self.write('s.serio', serio_text(shaped))
+        self.run_tool('convert', 's.serio', 's.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('s.npz'))) as z:
+            self.assertEqual([(i.filename, z.read(i)) for i in z.infolist()], [
+                ('conv.weight.npy', npy_bytes('<f8', (2, 1, 3), f8_data(shaped[0][1]))),
+                ('steps.npy', npy_bytes('<f8', (), f8_data([5.0]))),
+                ('odd[5].npy', npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))),
+                ('v.npy', npy_bytes('<f8', (0, 3), b''))])
+        # back: the same names and shapes; a base name that ends like a
+        # suffix gets its shape's suffix after it, so that it reads back
+        self.run_tool('convert', 's.npz', 's2.serio', status=0)
+        self.assertEqual(self.read('s2.serio'), sealed(serio_text(
+            shaped[:2] + [('odd[5][2]', [1.0, 2.0])] + shaped[3:])))
+        self.run_tool('convert', 's2.serio', 's2.npz', status=0)
+        self.assertEqual(self.read('s2.npz'), self.read('s.npz'))
         # an empty bundle is an empty archive
         self.write('e.serio', b'')
         self.run_tool('convert', 'e.serio', 'e.npz', status=0)
@@ -1357,8 +1440,14 @@ class ConvertTests(ToolTestCase):
                     for name, original in originals.items():
                         got = back[name]
                         self.assertEqual(got.dtype, numpy.dtype('<f8'), name)
-                        widened = numpy.ascontiguousarray(original, dtype=numpy.float64).ravel()
-                        self.assertEqual(got.ravel().tobytes(), widened.tobytes(), name)
+                        self.assertEqual(got.shape, original.shape, name)
+                        self.assertTrue(got.flags.c_contiguous)
+                        widened = numpy.ascontiguousarray(original, dtype=numpy.float64)
+                        self.assertEqual(got.tobytes(), widened.tobytes(), name)
+                        # and the widening is exact: back in the original
+                        # type, the same bits
+                        self.assertEqual(got.astype(original.dtype).tobytes(),
+                                         numpy.ascontiguousarray(original).tobytes(), name)
 
     def test_malformed(self):
         good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
@@ -1512,7 +1601,8 @@ class ConvertTests(ToolTestCase):
             self.run_tool('convert', name + '.serio', name + '2.npy', status=0)
             back = numpy.load(self.path(name + '2.npy').decode())
             self.assertEqual(back.dtype, numpy.dtype('<f8'))
-            self.assertEqual(back.tobytes(), numpy.ascontiguousarray(array).ravel().tobytes())
+            self.assertEqual(back.shape, (3, 4))
+            self.assertEqual(back.tobytes(), numpy.ascontiguousarray(array).tobytes())
 
 
 # --- serio seal -------------------------------------------------------------
