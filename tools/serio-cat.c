@@ -55,12 +55,17 @@ print_values (GString     *out,
 
   for (gsize i = 0; i < n_values; i++)
     {
-      char buf[SERIO_TOOL_DOUBLE_BUFSIZE];
+      gsize len;
 
-      g_string_append (out, serio_tool_format_double (values[i], buf));
-      g_string_append_c (out, '\n');
       if (out->len >= OUTPUT_CHUNK)
         flush_output (out);
+
+      /* Written straight into the buffer: below OUTPUT_CHUNK, it has room
+       * for one more number and its line feed. */
+      len = out->len;
+      len += serio_tool_write_double (values[i], out->str + len);
+      out->str[len++] = '\n';
+      g_string_set_size (out, len);
     }
 }
 
@@ -105,6 +110,7 @@ serio_tool_cat (int    argc,
   if (status != SERIO_TOOL_EXIT_OK)
     return status;
 
+  /* Headers are appended as usual; values need no more than this room. */
   out = g_string_sized_new (OUTPUT_CHUNK + SERIO_TOOL_DOUBLE_BUFSIZE + 1);
   if (n_names == 1)
     {

@@ -57,6 +57,8 @@ gboolean     serio_tool_is_sealed           (GBytes              *bytes);
 
 const char  *serio_tool_format_double       (double               value,
                                              char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);
+gsize        serio_tool_write_double        (double               value,
+                                             char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);
 char        *serio_tool_escape_name         (const char          *name);
 
 /* An array read from or written to NumPy's formats. */

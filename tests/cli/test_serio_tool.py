@@ -1032,6 +1032,40 @@ class CatTests(ToolTestCase):
             if not math.isnan(value):
                 self.assertEqual(bits(float(line)), bits(value))
 
+    def test_random_values_match_python_repr(self):
+        # Random bit patterns of every exponent, values near powers of two
+        # and ten (lopsided intervals, ties), subnormals, float32-origin
+        # values and integers: the shortest round trip, as repr() has it.
+        rng = random.Random(17)
+        values = [from_bits(rng.getrandbits(64)) for _ in range(60000)]
+        values += [from_bits(rng.getrandbits(52) | (e << 52)) for e in range(0, 2047, 3)
+                   for _ in range(20)]
+        for e in range(-1074, 1024):
+            p = math.ldexp(1.0, e)
+            values += [p, from_bits(bits(p) + 1), from_bits(max(bits(p) - 1, 0))]
+        for e in range(-325, 309):
+            t = float('1e%d' % e)
+            values += [t, from_bits(bits(t) + 1), from_bits(max(bits(t) - 1, 0))]
+        values += [struct.unpack('<f', struct.pack('<I', rng.getrandbits(31)))[0]
+                   for _ in range(20000)]
+        values += [float(rng.randrange(-2 ** 53, 2 ** 53)) for _ in range(5000)]
+        values += [from_bits(b) for b in range(1, 2000)]
+        values = [v for v in values if not math.isnan(v)]
+        self.write('r.serio', serio_text([('r', values)]))
+        proc = self.run_tool('cat', '-n', 'r', 'r.serio', status=0)
+        lines = proc.stdout.decode('ascii').split('\n')[:-1]
+        self.assertEqual(len(lines), len(values))
+        wrong = [(line, shortest(v)) for line, v in zip(lines, values) if line != shortest(v)]
+        self.assertEqual(wrong[:5], [])
+
+    def test_tables_are_generated(self):
+        # tools/serio-ryu-tables.h is what tools/gen-ryu-tables.py writes
+        tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools')
+        generated = subprocess.run([sys.executable, os.path.join(tools, 'gen-ryu-tables.py')],
+                                   stdout=subprocess.PIPE, check=True).stdout
+        with open(os.path.join(tools, 'serio-ryu-tables.h'), 'rb') as f:
+            self.assertEqual(f.read(), generated)
+
     def test_headers(self):
         self.write('a.serio', serio_text([('w', [1.0, 0.5]), ('one', [-0.0]), ('e', []),
                                           ('c\x01', [math.inf])]))
