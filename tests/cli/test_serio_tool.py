@@ -1322,6 +1322,51 @@ class ConvertTests(ToolTestCase):
         self.run_tool('convert', 'none.npz', 'none.serio', status=0)
         self.assertEqual(self.read('none.serio'), sealed(b''))
 
+    def test_npz_zip64(self):
+        # ZIP64 records, as a writer uses them for archives above 4 GiB or
+        # 65535 members (NumPy's zipfile writes its extra field in local
+        # headers always): an archive made here by hand, byte by byte from
+        # APPNOTE, with ZIP64 sizes and offsets in the central directory
+        # and a ZIP64 end of central directory record.
+        import binascii
+        members = [('a.npy', npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))),
+                   ('b.npy', npy_bytes('<f4', (1,), struct.pack('<f', 0.5)))]
+        local, central = b'', b''
+        for name, data in members:
+            crc = binascii.crc32(data)
+            offset = len(local)
+            local += struct.pack('<IHHHHHIIIHH', 0x04034b50, 45, 0, 0, 0, 0x21, crc,
+                                 len(data), len(data), len(name), 0) + name.encode() + data
+            extra = struct.pack('<HHQQQ', 1, 24, len(data), len(data), offset)
+            central += struct.pack('<IHHHHHHIIIHHHHHII', 0x02014b50, 45, 45, 0, 0, 0, 0x21, crc,
+                                   0xFFFFFFFF, 0xFFFFFFFF, len(name), len(extra), 0, 0, 0, 0,
+                                   0xFFFFFFFF) + name.encode() + extra
+        eocd64_offset = len(local) + len(central)
+        eocd64 = struct.pack('<IQHHIIQQQQ', 0x06064b50, 44, 45, 45, 0, 0, len(members),
+                             len(members), len(central), len(local))
+        locator = struct.pack('<IIQI', 0x07064b50, 0, eocd64_offset, 1)
+        eocd = struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF,
+                           0xFFFFFFFF, 0)
+        self.write('in.npz', local + central + eocd64 + locator + eocd)
+        with zipfile.ZipFile(os.fsdecode(self.path('in.npz'))) as z:
+            self.assertEqual(z.namelist(), ['a.npy', 'b.npy'])   # a valid archive
+        self.run_tool('convert', '--plain', 'in.npz', 'out.serio', status=0)
+        self.assertEqual(self.read('out.serio'), b'v1|a|2|1,2\nv1|b|1|1p-1\n')
+        # a locator that points elsewhere, or a ZIP64 field missing
+        self.write('bad.npz', local + central + eocd64 +
+                   struct.pack('<IIQI', 0x07064b50, 0, eocd64_offset + 1, 1) + eocd)
+        proc = self.run_tool('convert', 'bad.npz', 'out2.serio', status=1)
+        self.assertIn('damaged', proc.stderr.decode())
+        short = central.replace(struct.pack('<HHQQQ', 1, 24, 16 + len(members[0][1]) - 16,
+                                            len(members[0][1]), 0),
+                                struct.pack('<HHQQQ', 1, 16, len(members[0][1]),
+                                            len(members[0][1]), 0), 1)
+        self.assertNotEqual(short, central)
+        self.write('bad.npz', local + short + eocd64 + locator + eocd)
+        proc = self.run_tool('convert', 'bad.npz', 'out2.serio', status=1)
+        self.assertIn('damaged', proc.stderr.decode())
+        self.assertFalse(os.path.exists(self.path('out2.serio')))
+
     def test_npz_errors(self):
         good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
         cases = {
