@@ -18,6 +18,7 @@
 
 static char *array_name = NULL;
 static gboolean plain = FALSE;
+static gboolean compress = FALSE;
 
 /* A second --name is refused: GOption would silently keep the last. */
 static gboolean
@@ -43,6 +44,8 @@ static const GOptionEntry entries[] = {
     N_("The array to convert to .npy, or the name to give the array read from .npy"), N_("NAME") },
   { "plain", 0, 0, G_OPTION_ARG_NONE, &plain,
     N_("Write a plain serio file, without a seal"), NULL },
+  { "compress", 'z', 0, G_OPTION_ARG_NONE, &compress,
+    N_("Compress the members of a .npz file, as numpy.savez_compressed() does"), NULL },
   G_OPTION_ENTRY_NULL
 };
 
@@ -374,7 +377,10 @@ serio_to_numpy (const char *in,
     }
 
   file = g_file_new_for_path (out);
-  written = serio_tool_npy_write (file, arrays, n_arrays, out_format == FORMAT_NPZ, &error);
+  written = serio_tool_npy_write (file, arrays, n_arrays,
+                                  out_format == FORMAT_NPY ? SERIO_TOOL_NPY :
+                                  compress ? SERIO_TOOL_NPZ_COMPRESSED : SERIO_TOOL_NPZ,
+                                  &error);
   array_views_free (arrays, n_arrays);
   if (!written)
     {
@@ -408,7 +414,8 @@ serio_tool_convert (int    argc,
                                     "output is a version 1.0 “<f8” array of the array's shape.\n\n"
                                     "To .npz: every array of the serio file, as “<f8” members of their shape\n"
                                     "named after them less the shape (names must not repeat), stored as\n"
-                                    "numpy.savez() does.\n\n"
+                                    "numpy.savez() does, or with --compress compressed as\n"
+                                    "numpy.savez_compressed() does.\n\n"
                                     "A serio file is written sealed, so that every read verifies it, unless\n"
                                     "--plain is given. The output file is replaced atomically, and left\n"
                                     "alone on failure."),
@@ -432,6 +439,8 @@ serio_tool_convert (int    argc,
     return serio_tool_usage_error (_("--name applies to .npy files only: a .npz file holds every array"));
   if (plain && out_format != FORMAT_SERIO)
     return serio_tool_usage_error (_("--plain applies to a serio output file only"));
+  if (compress && out_format != FORMAT_NPZ)
+    return serio_tool_usage_error (_("--compress applies to a .npz output file only"));
 
   if (in_format != FORMAT_SERIO)
     return numpy_to_serio (argv[1], in_format, argv[2]);

@@ -812,17 +812,79 @@ too_large (GError **error)
   return FALSE;
 }
 
-/* A ZIP archive of "NAME.npy" members, stored (not compressed), as
- * numpy.savez() writes it. Member names are UTF-8, flagged as such when
- * they are not ASCII. */
+typedef struct
+{
+  z_stream    z;
+  GByteArray *out;
+} Deflater;
+
+static gboolean
+deflate_chunk (const void  *data,
+               gsize        size,
+               gpointer     user_data,
+               GError     **error)
+{
+  Deflater *d = user_data;
+
+  d->z.next_in = (Bytef *) data;
+  d->z.avail_in = (uInt) size;
+  while (d->z.avail_in > 0)
+    {
+      guint8 buffer[65536];
+
+      d->z.next_out = buffer;
+      d->z.avail_out = sizeof buffer;
+      if (deflate (&d->z, Z_NO_FLUSH) == Z_STREAM_ERROR)
+        return FALSE;
+      g_byte_array_append (d->out, buffer, sizeof buffer - d->z.avail_out);
+    }
+
+  return TRUE;
+}
+
+/* A member's .npy bytes compressed with raw deflate, as
+ * numpy.savez_compressed() writes them. */
+static GByteArray *
+deflate_member (const GByteArray     *header,
+                const SerioToolArray *array)
+{
+  Deflater d = { { 0, }, g_byte_array_new () };
+  int ret;
+
+  if (deflateInit2 (&d.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8,
+                    Z_DEFAULT_STRATEGY) != Z_OK)
+    g_error ("deflateInit2 failed: out of memory");
+
+  deflate_chunk (header->data, header->len, &d, NULL);
+  foreach_data_chunk (array, deflate_chunk, &d, NULL);
+  do
+    {
+      guint8 buffer[65536];
+
+      d.z.next_out = buffer;
+      d.z.avail_out = sizeof buffer;
+      ret = deflate (&d.z, Z_FINISH);
+      g_byte_array_append (d.out, buffer, sizeof buffer - d.z.avail_out);
+    }
+  while (ret == Z_OK);
+  deflateEnd (&d.z);
+
+  return d.out;
+}
+
+/* A ZIP archive of "NAME.npy" members, stored as numpy.savez() writes it,
+ * or compressed with deflate as numpy.savez_compressed() does. Member
+ * names are UTF-8, flagged as such when they are not ASCII. */
 static gboolean
 write_npz (Writer                *writer,
            const SerioToolArray  *arrays,
            guint                  n_arrays,
+           gboolean               compress,
            GError               **error)
 {
   g_autoptr(GByteArray) central = g_byte_array_new ();
   g_autoptr(GByteArray) end = g_byte_array_new ();
+  guint method = compress ? 8 : 0;
   guint64 central_offset;
 
   if (n_arrays > ZIP_MAX_ENTRIES)
@@ -832,31 +894,35 @@ write_npz (Writer                *writer,
     {
       g_autoptr(GByteArray) header = npy_header (&arrays[i]);
       g_autoptr(GByteArray) local = g_byte_array_new ();
+      g_autoptr(GByteArray) compressed = NULL;
       g_autofree char *member = g_strconcat (arrays[i].name, ".npy", NULL);
       gsize name_len = strlen (member);
       guint flags = is_ascii (member) ? 0 : 1 << 11;
       guint64 offset = writer->written;
-      guint64 size;
+      guint64 size, stored_size;
       uLong crc = crc32 (0, NULL, 0);
 
       if (arrays[i].n_values > (ZIP_LIMIT - header->len) / sizeof (double) ||
           name_len > 0xffff)
         return too_large (error);
       size = header->len + (guint64) arrays[i].n_values * sizeof (double);
-      if (offset > ZIP_LIMIT - 30 - name_len - size)
-        return too_large (error);
 
       crc = crc32 (crc, header->data, header->len);
       foreach_data_chunk (&arrays[i], crc_update, &crc, NULL);
+      if (compress)
+        compressed = deflate_member (header, &arrays[i]);
+      stored_size = compress ? compressed->len : size;
+      if (stored_size > ZIP_LIMIT || offset > ZIP_LIMIT - 30 - name_len - stored_size)
+        return too_large (error);
 
       put32 (local, 0x04034b50);
       put16 (local, 20);                /* version needed: 2.0 */
       put16 (local, flags);
-      put16 (local, 0);                 /* stored */
+      put16 (local, method);
       put16 (local, ZIP_DOS_TIME);
       put16 (local, ZIP_DOS_DATE);
       put32 (local, crc);
-      put32 (local, size);
+      put32 (local, stored_size);
       put32 (local, size);
       put16 (local, name_len);
       put16 (local, 0);                 /* no extra field */
@@ -866,11 +932,11 @@ write_npz (Writer                *writer,
       put16 (central, 0x0300 | 20);     /* made by: Unix, 2.0 */
       put16 (central, 20);
       put16 (central, flags);
-      put16 (central, 0);
+      put16 (central, method);
       put16 (central, ZIP_DOS_TIME);
       put16 (central, ZIP_DOS_DATE);
       put32 (central, crc);
-      put32 (central, size);
+      put32 (central, stored_size);
       put32 (central, size);
       put16 (central, name_len);
       put16 (central, 0);               /* extra field */
@@ -881,10 +947,18 @@ write_npz (Writer                *writer,
       put32 (central, offset);
       g_byte_array_append (central, (const guint8 *) member, name_len);
 
-      if (!writer_write (local->data, local->len, writer, error) ||
-          !writer_write (header->data, header->len, writer, error) ||
-          !foreach_data_chunk (&arrays[i], writer_write, writer, error))
+      if (!writer_write (local->data, local->len, writer, error))
         return FALSE;
+      if (compress)
+        {
+          if (!writer_write (compressed->data, compressed->len, writer, error))
+            return FALSE;
+        }
+      else if (!writer_write (header->data, header->len, writer, error) ||
+               !foreach_data_chunk (&arrays[i], writer_write, writer, error))
+        {
+          return FALSE;
+        }
     }
 
   central_offset = writer->written;
@@ -908,13 +982,13 @@ static gboolean
 write_output (GOutputStream         *stream,
               const SerioToolArray  *arrays,
               guint                  n_arrays,
-              gboolean               archive,
+              SerioToolNumpyFormat   format,
               GError               **error)
 {
   Writer writer = { stream, 0 };
 
-  if (archive)
-    return write_npz (&writer, arrays, n_arrays, error);
+  if (format != SERIO_TOOL_NPY)
+    return write_npz (&writer, arrays, n_arrays, format == SERIO_TOOL_NPZ_COMPRESSED, error);
 
   g_return_val_if_fail (n_arrays == 1, FALSE);
   return write_npy (&writer, &arrays[0], error);
@@ -922,10 +996,10 @@ write_output (GOutputStream         *stream,
 
 /*
  * serio_tool_npy_write:
- * @arrays: the arrays to write; with @archive, their names are those of
- *   the members, less ".npy"
- * @archive: whether to write a .npz archive of all @arrays, rather than a
- *   .npy file of the one array
+ * @arrays: the arrays to write; in a .npz archive, their names are those
+ *   of the members, less ".npy"
+ * @format: a .npy file of the one array, or a .npz archive of all
+ *   @arrays, stored or compressed
  *
  * Writes a version 1.0 .npy file of one little-endian float64 array of its
  * shape, or a .npz archive of such files, replacing @file atomically: on
@@ -936,7 +1010,7 @@ gboolean
 serio_tool_npy_write (GFile                 *file,
                       const SerioToolArray  *arrays,
                       guint                  n_arrays,
-                      gboolean               archive,
+                      SerioToolNumpyFormat   format,
                       GError               **error)
 {
   g_autoptr(GFileOutputStream) stream = NULL;
@@ -947,7 +1021,7 @@ serio_tool_npy_write (GFile                 *file,
   if (stream == NULL)
     return FALSE;
 
-  if (write_output (G_OUTPUT_STREAM (stream), arrays, n_arrays, archive, error) &&
+  if (write_output (G_OUTPUT_STREAM (stream), arrays, n_arrays, format, error) &&
       g_output_stream_close (G_OUTPUT_STREAM (stream), NULL, error))
     return TRUE;
 

@@ -72,6 +72,13 @@ typedef struct
   const char  *type_name;   /* the NumPy type read, such as "float32" */
 } SerioToolArray;
 
+typedef enum
+{
+  SERIO_TOOL_NPY,
+  SERIO_TOOL_NPZ,
+  SERIO_TOOL_NPZ_COMPRESSED,
+} SerioToolNumpyFormat;
+
 void         serio_tool_array_clear         (SerioToolArray      *array);
 void         serio_tool_array_free          (SerioToolArray      *array);
 char        *serio_tool_shape_to_string     (const guint64       *shape,
@@ -85,7 +92,7 @@ GPtrArray   *serio_tool_npz_read            (GBytes              *bytes,
 gboolean     serio_tool_npy_write           (GFile               *file,
                                              const SerioToolArray *arrays,
                                              guint                n_arrays,
-                                             gboolean             archive,
+                                             SerioToolNumpyFormat format,
                                              GError             **error);
 
 G_END_DECLS

@@ -1459,6 +1459,22 @@ class ConvertTests(ToolTestCase):
         # and back
         self.run_tool('convert', 'a.npz', 'back.serio', status=0)
         self.assertEqual(self.read('back.serio'), sealed(serio_text(arrays)))
+        # compressed, as numpy.savez_compressed() writes it: the same members
+        self.run_tool('convert', '--compress', 'a.serio', 'z.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('z.npz'))) as z:
+            self.assertIsNone(z.testzip())
+            infos = z.infolist()
+            self.assertEqual([i.filename for i in infos], [n + '.npy' for n, _ in arrays])
+            for info, (name, values) in zip(infos, arrays):
+                self.assertEqual(info.compress_type, zipfile.ZIP_DEFLATED)
+                self.assertEqual(z.read(info), npy_bytes('<f8', (len(values),), f8_data(values)))
+        self.write('zeros.serio', serio_text([('z', [0.0] * 10000)]))
+        self.run_tool('convert', '-z', 'zeros.serio', 'zeros.npz', status=0)
+        self.assertLess(len(self.read('zeros.npz')), 1000)
+        self.run_tool('convert', 'zeros.npz', 'zeros2.serio', status=0)
+        self.assertEqual(self.read('zeros2.serio'), sealed(serio_text([('z', [0.0] * 10000)])))
+        proc = self.run_tool('convert', '--compress', 'a.serio', 'x.npy', status=2)
+        self.assertIn('--compress', proc.stderr.decode())
         # names must not repeat, shapes aside
         for dup in ([('w', [1.0]), ('b', []), ('w', [2.0])],
                     [('w[2]', [1.0, 2.0]), ('w[1x2]', [1.0, 2.0])]):
@@ -1513,7 +1529,8 @@ class ConvertTests(ToolTestCase):
                 save = numpy.savez_compressed if compressed else numpy.savez
                 save(self.path('in.npz').decode(), **originals)
                 self.run_tool('convert', 'in.npz', 'mid.serio', status=0)
-                self.run_tool('convert', 'mid.serio', 'out.npz', status=0)
+                self.run_tool('convert', *(['--compress'] if compressed else []),
+                              'mid.serio', 'out.npz', status=0)
                 with numpy.load(self.path('out.npz').decode()) as back:
                     self.assertEqual(list(back.keys()), list(originals))
                     for name, original in originals.items():
