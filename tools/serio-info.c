@@ -228,13 +228,12 @@ append_json (GString     *out,
     {
       gsize n_values;
       const double *values = serio_bundle_get_values (bundle, i, &n_values);
-      Stats stats;
-
-      compute_stats (values, n_values, &stats);
       g_autofree char *base_name = serio_bundle_get_base_name (bundle, i);
       g_autofree guint64 *shape = NULL;
       guint n_dims;
+      Stats stats;
 
+      compute_stats (values, n_values, &stats);
       g_string_append_printf (out, "%s\n      {\"index\": %u, \"name\": ", i > 0 ? "," : "", i);
       append_json_string (out, serio_bundle_get_name (bundle, i));
       g_string_append (out, ", \"base_name\": ");

@@ -75,7 +75,8 @@ multiple_of_pow2 (guint64 value,
   return (value & ((G_GUINT64_CONSTANT (1) << p) - 1)) == 0;
 }
 
-/* (m × mul) >> j, for a 128-bit mul and 64 ≤ j < 128 + 64. */
+/* (m × mul) >> j, for a 128-bit mul, m below 2^55 and 64 < j < 128. */
+#if defined (__SIZEOF_INT128__) && !defined (SERIO_RYU_NO_INT128)
 static inline guint64
 mul_shift (guint64        m,
            const guint64 *mul,
@@ -86,6 +87,41 @@ mul_shift (guint64        m,
 
   return (guint64) (((low >> 64) + high) >> (j - 64));
 }
+#else
+/* Without a 128-bit integer type (32-bit targets): 64 × 64 bits in four
+ * 32 × 32-bit products. Returns the low half, *high the high half. */
+static inline guint64
+mul_128 (guint64  a,
+         guint64  b,
+         guint64 *high)
+{
+  guint64 a_low = (guint32) a, a_high = a >> 32;
+  guint64 b_low = (guint32) b, b_high = b >> 32;
+  guint64 ll = a_low * b_low, lh = a_low * b_high, hl = a_high * b_low, hh = a_high * b_high;
+  guint64 middle1 = hl + (ll >> 32);
+  guint64 middle2 = lh + (guint32) middle1;
+
+  *high = hh + (middle1 >> 32) + (middle2 >> 32);
+  return (middle2 << 32) | (guint32) ll;
+}
+
+static inline guint64
+mul_shift (guint64        m,
+           const guint64 *mul,
+           gint32         j)
+{
+  guint64 high0, high1, low1, sum;
+
+  mul_128 (m, mul[0], &high0);
+  low1 = mul_128 (m, mul[1], &high1);
+  sum = high0 + low1;
+  if (sum < high0)
+    high1++;
+
+  /* The 128 bits high1:sum shifted right by j - 64, between 1 and 63. */
+  return (high1 << (128 - j)) | (sum >> (j - 64));
+}
+#endif
 
 static inline guint32
 decimal_length (guint64 v)
