@@ -6,18 +6,13 @@
 
 #include "config.h"
 
-#include <errno.h>
 #include <string.h>
 
 #include "serio-bundle.h"
 #include "serio-codec.h"
 #include "serio-error.h"
 #include "serio-private.h"
-
-#ifdef G_OS_UNIX
-# include <unistd.h>
-# include <gio/gfiledescriptorbased.h>
-#endif
+#include "serio-save.h"
 
 /**
  * SerioBundle:
@@ -704,29 +699,6 @@ serio_bundle_equal (SerioBundle *a,
 /* Files                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Names tried for the temporary file of a new file before giving up. */
-#define TEMP_NAME_ATTEMPTS 100
-
-/* Flushes what was written to @stream to the disk, where the stream can. */
-static gboolean
-sync_stream (GFileOutputStream  *stream,
-             GError            **error)
-{
-#ifdef G_OS_UNIX
-  if (G_IS_FILE_DESCRIPTOR_BASED (stream) &&
-      fsync (g_file_descriptor_based_get_fd (G_FILE_DESCRIPTOR_BASED (stream))) != 0)
-    {
-      int saved_errno = errno;
-
-      g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-                           g_strerror (saved_errno));
-      return FALSE;
-    }
-#endif
-
-  return TRUE;
-}
-
 /**
  * serio_bundle_from_file: (constructor)
  * @file: the file to read
@@ -827,75 +799,6 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-/* Writes @bytes to @stream and closes it, syncing to disk first if @sync.
- * On failure the stream is closed with a cancelled cancellable, which makes
- * a replace stream delete its temporary file rather than rename it over the
- * original, as g_file_replace_contents() does when a write fails. */
-static gboolean
-write_and_close (GFileOutputStream  *stream,
-                 GBytes             *bytes,
-                 gboolean            sync,
-                 GCancellable       *cancellable,
-                 GError            **error)
-{
-  g_autoptr(GCancellable) abandon = NULL;
-  gsize size;
-  gconstpointer data = g_bytes_get_data (bytes, &size);
-
-  if (g_output_stream_write_all (G_OUTPUT_STREAM (stream), data, size, NULL, cancellable, error) &&
-      (!sync || sync_stream (stream, error)) &&
-      g_output_stream_close (G_OUTPUT_STREAM (stream), cancellable, error))
-    return TRUE;
-
-  abandon = g_cancellable_new ();
-  g_cancellable_cancel (abandon);
-  g_output_stream_close (G_OUTPUT_STREAM (stream), abandon, NULL);
-
-  return FALSE;
-}
-
-/* Saves to a @file that does not exist yet. GIO's replace writes through a
- * temporary file only when there is an original to protect, and otherwise
- * writes to @file itself, where a crash would leave part of a bundle that
- * may well parse. So the text goes to a new file next to @file, which is
- * synced and then renamed into place. */
-static gboolean
-save_new_file (GFile         *file,
-               GFile         *parent,
-               GBytes        *bytes,
-               GCancellable  *cancellable,
-               GError       **error)
-{
-  g_autoptr(GFile) temp = NULL;
-  g_autoptr(GFileOutputStream) stream = NULL;
-
-  for (guint attempt = 1; stream == NULL; attempt++)
-    {
-      g_autofree char *name = g_strdup_printf (".serio-save-%08x", g_random_int ());
-      g_autoptr(GError) local_error = NULL;
-
-      g_clear_object (&temp);
-      temp = g_file_get_child (parent, name);
-      stream = g_file_create (temp, G_FILE_CREATE_NONE, cancellable, &local_error);
-      if (stream == NULL &&
-          (attempt == TEMP_NAME_ATTEMPTS ||
-           !g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_EXISTS)))
-        {
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          return FALSE;
-        }
-    }
-
-  if (write_and_close (stream, bytes, TRUE, cancellable, error) &&
-      g_file_move (temp, file, G_FILE_COPY_OVERWRITE | G_FILE_COPY_NO_FALLBACK_FOR_MOVE,
-                   cancellable, NULL, NULL, error))
-    return TRUE;
-
-  g_file_delete (temp, NULL, NULL);
-
-  return FALSE;
-}
-
 /**
  * serio_bundle_save_to_file:
  * @self: a #SerioBundle
@@ -905,13 +808,33 @@ save_new_file (GFile         *file,
  *
  * Writes the v1 text of the bundle to @file, replacing it atomically.
  *
- * The text goes to a temporary file next to @file, which is synced to disk
- * and then renamed over @file. If the save fails part-way (the disk is
- * full, the operation is cancelled) the temporary file is removed and
- * @file stays byte for byte as it was, or absent if it did not exist; if
- * the program is killed during the save, @file holds either the old or the
- * new bundle, never a mixture or a part. A symbolic link at @file is
- * replaced by a regular file.
+ * The text goes to a temporary file in the directory of @file, which is
+ * synced to disk and then renamed over @file (or linked in, for a new
+ * file), after which the directory is synced. If the save fails part-way
+ * (the disk is full, the operation is cancelled) the temporary file is
+ * removed and @file stays byte for byte as it was, or absent if it did not
+ * exist; if the program is killed during the save, @file holds either the
+ * old or the new bundle, never a mixture or a part. The function returns
+ * %TRUE exactly when the new bundle is in place: a cancel that arrives
+ * after that is not reported.
+ *
+ * Saving over a regular file keeps its permissions, and its owner and
+ * group where the process may set them (extended attributes and ACLs are
+ * not copied). A symbolic link at @file is replaced by a regular file,
+ * with the mode of a new file; the file it pointed to is not changed. A
+ * file with other hard links is replaced under the name @file only: @file
+ * becomes a new file with the new bundle, and the other names keep the old
+ * contents.
+ *
+ * On Linux the temporary file has no name (`O_TMPFILE`) until it is put in
+ * place, so a killed save leaves nothing behind (except in the two system
+ * calls that link and rename it over an existing file). Where that is not
+ * supported, it is named `.serio-save-` and eight hexadecimal digits, and a
+ * killed save can leave it behind: such files hold no useful data and can
+ * be removed when no save is running.
+ *
+ * Errors are in the %G_IO_ERROR domain and their message names @file,
+ * never the temporary file.
  *
  * This blocks: GUI applications should use
  * [method@Serio.Bundle.save_to_file_async].
@@ -925,8 +848,6 @@ serio_bundle_save_to_file (SerioBundle   *self,
                            GError       **error)
 {
   g_autoptr(GBytes) bytes = NULL;
-  g_autoptr(GFile) parent = NULL;
-  g_autoptr(GFileOutputStream) stream = NULL;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (G_IS_FILE (file), FALSE);
@@ -935,16 +856,7 @@ serio_bundle_save_to_file (SerioBundle   *self,
 
   bytes = serio_bundle_to_bytes (self);
 
-  parent = g_file_get_parent (file);
-  if (parent != NULL && !g_file_query_exists (file, cancellable))
-    return save_new_file (file, parent, bytes, cancellable, error);
-
-  /* Over an existing file, GIO writes a temporary file, syncs it and
-   * renames it into place on close. */
-  stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
-                           cancellable, error);
-
-  return stream != NULL && write_and_close (stream, bytes, FALSE, cancellable, error);
+  return _serio_save_bytes (file, bytes, cancellable, error);
 }
 
 typedef struct
@@ -1036,6 +948,9 @@ serio_bundle_save_to_file_async (SerioBundle         *self,
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, serio_bundle_save_to_file_async);
+  /* The save reports what happened to the file: a cancel that comes after
+   * the new contents are in place must not turn it into a failure. */
+  g_task_set_check_cancellable (task, FALSE);
   g_task_set_priority (task, io_priority);
   g_task_set_task_data (task, save, save_data_free);
   g_task_run_in_thread (task, save_thread);

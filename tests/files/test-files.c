@@ -209,6 +209,30 @@ count_temp_files (const char *dir_path)
   return n;
 }
 
+/* Whether this process has a file open in @dir_path other than @dir_path
+ * itself and FILE_NAME: the save's temporary file, named or not (an
+ * O_TMPFILE file shows in /proc as "DIR/#INODE (deleted)"). */
+static gboolean
+has_temp_file_open (const char *dir_path)
+{
+  g_autoptr(GDir) fds = g_dir_open ("/proc/self/fd", 0, NULL);
+  g_autofree char *prefix = g_strconcat (dir_path, "/", NULL);
+  g_autofree char *target = g_build_filename (dir_path, FILE_NAME, NULL);
+  const char *name;
+
+  while (fds != NULL && (name = g_dir_read_name (fds)) != NULL)
+    {
+      g_autofree char *link = g_build_filename ("/proc/self/fd", name, NULL);
+      g_autofree char *points_to = g_file_read_link (link, NULL);
+
+      if (points_to != NULL && g_str_has_prefix (points_to, prefix) &&
+          strcmp (points_to, target) != 0)
+        return TRUE;
+    }
+
+  return FALSE;
+}
+
 static GBytes *
 read_file (const char *path)
 {
@@ -548,7 +572,7 @@ typedef struct
   gboolean      saw_temp_file;
 } Canceller;
 
-/* Cancels as soon as the save's temporary file appears. */
+/* Cancels as soon as the save has its temporary file open. */
 static gpointer
 cancel_mid_save (gpointer data)
 {
@@ -556,7 +580,7 @@ cancel_mid_save (gpointer data)
 
   while (!g_atomic_int_get (&canceller->save_returned))
     {
-      if (count_temp_files (canceller->dir) > 0)
+      if (has_temp_file_open (canceller->dir))
         {
           canceller->saw_temp_file = TRUE;
           g_cancellable_cancel (canceller->cancellable);

@@ -102,6 +102,19 @@ class TempDirTestCase(unittest.TestCase):
         return [n for n in os.listdir(self.dir)
                 if n.startswith(('.goutputstream-', '.serio-save-'))]
 
+    def has_temp_file_open(self):
+        """Whether this process has a file open in the directory other than
+        the directory itself and the target: the save's temporary file,
+        named or not (an O_TMPFILE file shows as "DIR/#INODE (deleted)")."""
+        for fd in os.listdir('/proc/self/fd'):
+            try:
+                points_to = os.readlink('/proc/self/fd/' + fd)
+            except OSError:
+                continue
+            if points_to.startswith(self.dir + '/') and points_to != self.path:
+                return True
+        return False
+
     def assertFileIs(self, expected):
         self.assertEqual(self.read(), expected)
         self.assertEqual(sorted(os.listdir(self.dir)), [FILE_NAME])
@@ -219,7 +232,7 @@ class CancelTest(TempDirTestCase):
 
             def cancel_on_temp_file():
                 while not returned.is_set():
-                    if self.temp_files():
+                    if self.has_temp_file_open():
                         cancellable.cancel()
                         return
                     time.sleep(0.0001)
