@@ -965,10 +965,11 @@ test_write_errors (void)
   g_autoptr(GFile) in_missing_dir = NULL;
   g_autoptr(GError) error = NULL;
   g_autofree char *listing = NULL;
+  g_autofree char *expected = NULL;
   TempDir tmp;
 
   g_test_summary ("Saving over a directory or into a missing directory fails "
-                  "with a G_IO_ERROR and changes nothing.");
+                  "with a G_IO_ERROR that names the target, and changes nothing.");
 
   temp_dir_init (&tmp);
   subdir = g_file_new_build_filename (tmp.dir, "subdir", NULL);
@@ -976,12 +977,18 @@ test_write_errors (void)
 
   g_assert_false (serio_bundle_save_to_file (bundle, subdir, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_IS_DIRECTORY);
+  expected = g_strdup_printf ("Cannot save to “%s”: %s", g_file_peek_path (subdir), g_strerror (EISDIR));
+  g_assert_cmpstr (error->message, ==, expected);
   g_clear_error (&error);
+  g_clear_pointer (&expected, g_free);
   g_assert_true (g_file_query_file_type (subdir, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_DIRECTORY);
 
   in_missing_dir = g_file_resolve_relative_path (subdir, "missing/model.serio");
   g_assert_false (serio_bundle_save_to_file (bundle, in_missing_dir, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+  /* The target as the caller passed it, not a temporary file. */
+  expected = g_strdup_printf ("Cannot save to “%s”: %s", g_file_peek_path (in_missing_dir), g_strerror (ENOENT));
+  g_assert_cmpstr (error->message, ==, expected);
 
   listing = list_dir (tmp.dir);
   g_assert_cmpstr (listing, ==, "subdir");
