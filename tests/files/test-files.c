@@ -1171,7 +1171,7 @@ test_hard_link (void)
 
   temp_dir_init (&tmp);
   save (old, tmp.file);
-  g_assert_no_errno (chmod (tmp.path, 0600));
+  g_assert_no_errno (chmod (tmp.path, 0640));
   other_path = g_build_filename (tmp.dir, "other.serio", NULL);
   g_assert_no_errno (link (tmp.path, other_path));
 
@@ -1186,8 +1186,8 @@ test_hard_link (void)
   g_assert_cmpuint (saved.st_ino, !=, other.st_ino);
   g_assert_cmpuint (saved.st_nlink, ==, 1);
   g_assert_cmpuint (other.st_nlink, ==, 1);
-  g_assert_cmpuint (saved.st_mode & 07777, ==, 0600);
-  g_assert_cmpuint (other.st_mode & 07777, ==, 0600);
+  g_assert_cmpuint (saved.st_mode & 07777, ==, 0640);
+  g_assert_cmpuint (other.st_mode & 07777, ==, 0640);
 
   temp_dir_clear (&tmp);
 }
@@ -1663,7 +1663,7 @@ test_cli_convert_keeps_mode (void)
   TempDir tmp;
 
   g_test_summary ("serio convert keeps the mode of an output file it replaces, "
-                  "to .npy and to .serio (0600 stays 0600).");
+                  "to .npy and to .serio (0600 stays 0600, 0640 stays 0640).");
 
   if (serio_path == NULL)
     {
@@ -1679,14 +1679,20 @@ test_cli_convert_keeps_mode (void)
 
   g_assert_cmpint (run_serio ((const char *[]) { "convert", in, npy, NULL }, 0, &killed_by), ==, 0);
   g_assert_cmpuint (stat_of (npy).st_mode & 07777, ==, new_file_mode ());
-  g_assert_no_errno (chmod (npy, 0600));
-  g_assert_cmpint (run_serio ((const char *[]) { "convert", in, npy, NULL }, 0, &killed_by), ==, 0);
-  g_assert_cmpuint (stat_of (npy).st_mode & 07777, ==, 0600);
-
   write_one_array (out, 3);
-  g_assert_no_errno (chmod (out, 0600));
-  g_assert_cmpint (run_serio ((const char *[]) { "convert", npy, out, NULL }, 0, &killed_by), ==, 0);
-  g_assert_cmpuint (stat_of (out).st_mode & 07777, ==, 0600);
+
+  /* 0600 as in the issue, and 0640: neither the mode of a new file nor
+   * that of a private temporary file. */
+  for (guint mode = 0600; mode <= 0640; mode += 040)
+    {
+      g_assert_no_errno (chmod (npy, mode));
+      g_assert_cmpint (run_serio ((const char *[]) { "convert", in, npy, NULL }, 0, &killed_by), ==, 0);
+      g_assert_cmpuint (stat_of (npy).st_mode & 07777, ==, mode);
+
+      g_assert_no_errno (chmod (out, mode));
+      g_assert_cmpint (run_serio ((const char *[]) { "convert", npy, out, NULL }, 0, &killed_by), ==, 0);
+      g_assert_cmpuint (stat_of (out).st_mode & 07777, ==, mode);
+    }
   out_file = g_file_new_for_path (out);
   loaded = serio_bundle_from_file (out_file, NULL, &error);
   g_assert_no_error (error);
