@@ -489,8 +489,8 @@ test_kill (void)
   guint scale = scale_down (1);
   g_autoptr(SerioBundle) bundle0 = make_bundle (0, scale);
   g_autoptr(SerioBundle) bundle1 = make_bundle (1, scale);
-  g_autoptr(GBytes) text0 = serio_bundle_to_bytes (bundle0);
-  g_autoptr(GBytes) text1 = serio_bundle_to_bytes (bundle1);
+  g_autoptr(GBytes) text0 = serio_bundle_to_sealed_bytes (bundle0);
+  g_autoptr(GBytes) text1 = serio_bundle_to_sealed_bytes (bundle1);
   SerioBundle *bundles[2] = { bundle0, bundle1 };
   GBytes *texts[2] = { text0, text1 };
   g_autofree char *scale_arg = g_strdup_printf ("%u", scale);
@@ -603,10 +603,12 @@ test_kill_first_save (void)
 {
   guint scale = scale_down (10);
   g_autoptr(SerioBundle) bundle = make_bundle (1, scale);
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) text = serio_bundle_to_sealed_bytes (bundle);
   gsize len;
   const char *data = g_bytes_get_data (text, &len);
-  gsize first_record = (const char *) memchr (data, '\n', len) - data + 1;
+  /* The end of the first array's record, after the seal's opening one. */
+  const char *opening_end = (const char *) memchr (data, '\n', len) + 1;
+  gsize first_record = (const char *) memchr (opening_end, '\n', len - (opening_end - data)) - data + 1;
   g_autofree char *out = NULL;
   int killed_by;
   TempDir tmp;
@@ -761,7 +763,7 @@ test_cancel_mid_save (void)
   g_autoptr(SerioBundle) old = make_bundle (0, scale_down (10));
   g_autoptr(SerioBundle) new = make_bundle (1, scale_down (1));
   g_autoptr(GBytes) old_text = NULL;
-  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
   guint cancelled = 0, completed = 0;
   TempDir tmp;
 
@@ -1050,7 +1052,7 @@ test_mode_kept (void)
   static const guint modes[] = { 0600, 0640, 0755, 0400 };
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
   TempDir tmp;
 
   g_test_summary ("Saving over a file keeps its mode (0600 stays 0600), and its "
@@ -1104,8 +1106,8 @@ test_symlink (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old);
-  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new);
+  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
   g_autoptr(GBytes) real_text = NULL;
   g_autoptr(GBytes) link_text = NULL;
   g_autoptr(GFile) real = NULL;
@@ -1157,8 +1159,8 @@ test_hard_link (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old);
-  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new);
+  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
   g_autoptr(GBytes) other_text = NULL;
   g_autoptr(GBytes) saved_text = NULL;
   g_autofree char *other_path = NULL;
@@ -1309,7 +1311,7 @@ check_fault (const char *fault_env,
              int         code)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
-  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old);
+  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
   const char *env[] = { fault_env, unnamed ? NULL : "SERIO_PRELOAD_NO_TMPFILE=1", NULL };
   g_autofree char *out = NULL;
   TempDir tmp;
@@ -1404,7 +1406,7 @@ test_temp_name_collision (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
 
   g_test_summary ("A temporary name that is taken is skipped for another; when "
                   "every name tried is taken, the save fails with "
@@ -1462,7 +1464,7 @@ static void
 test_kill_leftovers (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 100);
-  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old);
+  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
 
   g_test_summary ("A save killed while it writes (file size limit, SIGXFSZ) leaves "
                   "no temporary file when it writes an unnamed one, and exactly one "
@@ -1550,7 +1552,7 @@ static void
 test_async_snapshot (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (1, scale_down (1));
-  g_autoptr(GBytes) expected = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) expected = serio_bundle_to_sealed_bytes (bundle);
   g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
   FinishState state = { loop, bundle, FALSE, NULL };
   static const double late[] = { 1.0, 2.0, 3.0 };
@@ -1577,7 +1579,7 @@ test_cancel_after_commit (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, scale_down (10));
   g_autoptr(SerioBundle) new = make_bundle (1, scale_down (10));
-  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
   g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   FinishState state = { loop, new, FALSE, NULL };

@@ -55,7 +55,7 @@ def tmpfile_supported(directory):
 
 
 def text_of(bundle):
-    return bundle.to_bytes().get_data()
+    return bundle.to_sealed_bytes().get_data()
 
 
 def helper(*args):
