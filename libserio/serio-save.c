@@ -467,7 +467,13 @@ keep_owner_and_mode (SerioSave  *save,
     }
 
   if (now.st_uid != save->old.st_uid || now.st_gid != save->old.st_gid)
-    owner_kept = fchown (save->fd, save->old.st_uid, save->old.st_gid) == 0;
+    {
+      owner_kept = fchown (save->fd, save->old.st_uid, save->old.st_gid) == 0;
+      /* Not allowed to give the file away: keep at least the group, which
+       * its owner may set to any group they are in. */
+      if (!owner_kept && now.st_gid != save->old.st_gid)
+        (void) fchown (save->fd, (uid_t) -1, save->old.st_gid);
+    }
 
   if (fchmod (save->fd, save->old.st_mode & (owner_kept ? 07777 : 0777)) != 0)
     {

@@ -992,6 +992,18 @@ test_write_errors (void)
   expected = g_strdup_printf ("Cannot save to “%s”: %s", g_file_peek_path (in_missing_dir), g_strerror (ENOENT));
   g_assert_cmpstr (error->message, ==, expected);
 
+  g_clear_error (&error);
+
+  /* A file without a local path goes through GIO, and is named too. */
+  {
+    g_autoptr(GFile) resource = g_file_new_for_uri ("resource:///org/example/model.serio");
+
+    g_assert_false (serio_bundle_save_to_file (bundle, resource, NULL, &error));
+    g_assert_true (error->domain == G_IO_ERROR);
+    g_test_message ("save to a resource: %s", error->message);
+    g_assert_true (g_str_has_prefix (error->message, "Cannot save to “resource:///org/example/model.serio”: "));
+  }
+
   listing = list_dir (tmp.dir);
   g_assert_cmpstr (listing, ==, "subdir");
   temp_dir_clear (&tmp);

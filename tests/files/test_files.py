@@ -324,6 +324,29 @@ class AsyncTest(TempDirTestCase):
         self.assertGError(result['error'], Gio.io_error_quark(), Gio.IOErrorEnum.NOT_FOUND)
 
 
+class PermissionTest(TempDirTestCase):
+
+    def test_mode_kept(self):
+        """Saving over a file keeps its mode: 0600 stays 0600."""
+        bundle = make_bundle(0, 1000)
+        bundle.save_to_file(self.file, None)
+        for mode in (0o600, 0o640, 0o755):
+            os.chmod(self.path, mode)
+            bundle.save_to_file(self.file, None)
+            self.assertEqual(os.stat(self.path).st_mode & 0o7777, mode)
+        self.assertFileIs(text_of(bundle))
+
+    def test_error_names_target(self):
+        """A save into a missing directory names the target, not a
+        temporary file."""
+        target = os.path.join(self.dir, 'missing', FILE_NAME)
+        with self.assertRaises(GLib.Error) as caught:
+            make_bundle(0, 1000).save_to_file(Gio.File.new_for_path(target), None)
+        self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.NOT_FOUND)
+        self.assertIn('“%s”' % target, caught.exception.message)
+        self.assertNotIn('.serio-save-', caught.exception.message)
+
+
 class ErrorTest(TempDirTestCase):
 
     def test_missing(self):
