@@ -27,15 +27,19 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include <glib/gi18n-lib.h>
 
 #include "serio-save.h"
+
+/* Elsewhere, every file goes through g_file_replace(). */
+#ifdef G_OS_UNIX
+# include <fcntl.h>
+# include <sys/stat.h>
+# include <unistd.h>
+#endif
 
 /* Temporary names tried before giving up. */
 #define TEMP_NAME_ATTEMPTS 100
@@ -57,7 +61,9 @@ struct _SerioSave
   char              *temp_name;    /* a named temporary file in the directory */
   gboolean           unnamed;      /* fd is an O_TMPFILE file */
   gboolean           existed;      /* a regular file was at the target */
+#ifdef G_OS_UNIX
   struct stat        old;          /* its status */
+#endif
 
   /* A target without a local path */
   GFileOutputStream *replace;
@@ -79,6 +85,7 @@ set_error (GError     **error,
   g_set_error (error, G_IO_ERROR, code, _("Cannot save to “%s”: %s"), display, detail);
 }
 
+#ifdef G_OS_UNIX
 static void
 set_errno_error (GError     **error,
                  const char  *display,
@@ -86,6 +93,7 @@ set_errno_error (GError     **error,
 {
   set_error (error, display, g_io_error_from_errno (errsv), g_strerror (errsv));
 }
+#endif
 
 /* Turns @local_error (from GIO, about the target or its temporary file)
  * into an error that names the target. */
@@ -159,6 +167,7 @@ serio_save_stream_write (GOutputStream  *stream,
       return written;
     }
 
+#ifdef G_OS_UNIX
   do
     written = write (self->fd, buffer, count);
   while (written < 0 && errno == EINTR);
@@ -167,6 +176,9 @@ serio_save_stream_write (GOutputStream  *stream,
     set_errno_error (error, self->display, errno);
 
   return written;
+#else
+  g_assert_not_reached ();
+#endif
 }
 
 static gboolean
@@ -229,10 +241,12 @@ save_free (SerioSave *save)
   if (save->stream != NULL)
     g_output_stream_close (save->stream, NULL, NULL);
   g_clear_object (&save->stream);
+#ifdef G_OS_UNIX
   if (save->fd >= 0)
     close (save->fd);
   if (save->dir_fd >= 0)
     close (save->dir_fd);
+#endif
   g_clear_object (&save->replace);
   g_clear_error (&save->setup_error);
   g_clear_object (&save->target);
@@ -242,6 +256,7 @@ save_free (SerioSave *save)
   g_free (save);
 }
 
+#ifdef G_OS_UNIX
 static char *
 random_temp_name (void)
 {
@@ -369,6 +384,7 @@ begin_local (SerioSave     *save,
   save->stream = serio_save_stream_new (save->fd, NULL, save->display);
   return TRUE;
 }
+#endif /* G_OS_UNIX */
 
 static void
 begin_replace (SerioSave    *save,
@@ -420,7 +436,9 @@ _serio_save_begin (GFile         *target,
   if (check_cancelled (cancellable, save->display, error))
     return NULL;
 
+#ifdef G_OS_UNIX
   path = g_file_get_path (target);
+#endif
   if (path == NULL)
     {
       begin_replace (save, cancellable);
@@ -430,8 +448,10 @@ _serio_save_begin (GFile         *target,
           return NULL;
         }
     }
+#ifdef G_OS_UNIX
   else if (!begin_local (save, path, error))
     return NULL;
+#endif
 
   return g_steal_pointer (&save);
 }
@@ -450,6 +470,7 @@ _serio_save_get_stream (SerioSave *save)
   return save->stream;
 }
 
+#ifdef G_OS_UNIX
 /* Gives the new file the owner, group and mode of the file it replaces;
  * the owner only where allowed, and then set-user-ID and set-group-ID
  * only if the owner is kept. */
@@ -561,6 +582,7 @@ commit_local (SerioSave     *save,
 
   return TRUE;
 }
+#endif /* G_OS_UNIX */
 
 static gboolean
 commit_replace (SerioSave  *save,
@@ -609,8 +631,13 @@ _serio_save_commit (SerioSave     *save,
 
   if (save->replace != NULL)
     committed = commit_replace (save, error);
+#ifdef G_OS_UNIX
   else
     committed = commit_local (save, cancellable, error);
+#else
+  else
+    g_assert_not_reached ();
+#endif
 
   if (!committed)
     {
@@ -647,8 +674,10 @@ _serio_save_abort (SerioSave *save)
         g_file_delete (save->target, NULL, NULL);
     }
 
+#ifdef G_OS_UNIX
   if (save->temp_name != NULL)
     unlinkat (save->dir_fd, save->temp_name, 0);
+#endif
 
   save_free (save);
 }
