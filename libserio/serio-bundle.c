@@ -1121,6 +1121,10 @@ serio_bundle_save_to_file_full_async (SerioBundle         *self,
  * Finishes [method@Serio.Bundle.save_to_file_async] or
  * [method@Serio.Bundle.save_to_file_full_async].
  *
+ * The result is what happened to the file: %TRUE exactly when the new
+ * bundle is in place, even if the save's #GCancellable was cancelled after
+ * that, before this call.
+ *
  * Returns: %TRUE if the file was written, %FALSE with @error set
  */
 gboolean
