@@ -1088,9 +1088,9 @@ test_mode_kept (void)
       g_assert_cmpuint (stat_of (tmp.path).st_mode & 07777, ==, modes[i]);
     }
 
-  if (geteuid () == 0)
+  /* As root (and where uid 65534 is mapped, outside some containers). */
+  if (geteuid () == 0 && chown (tmp.path, 65534, 65534) == 0)
     {
-      g_assert_no_errno (chown (tmp.path, 65534, 65534));
       g_assert_no_errno (chmod (tmp.path, 0640));
       save (new, tmp.file);
       g_assert_cmpuint (stat_of (tmp.path).st_uid, ==, 65534);
@@ -1098,7 +1098,7 @@ test_mode_kept (void)
       g_assert_cmpuint (stat_of (tmp.path).st_mode & 07777, ==, 0640);
     }
   else
-    g_test_message ("not root: the owner is not checked");
+    g_test_message ("cannot give a file away: the owner is not checked");
 
   /* The same through a named temporary file. */
   if (preload_path != NULL)
