@@ -21,6 +21,8 @@
  *   SERIO_PRELOAD_FSYNC_ERRNO=E    fsync and fdatasync of regular files fail
  *                                  with errno E
  *   SERIO_PRELOAD_LINK_ERRNO=E     linkat fails with errno E
+ *   SERIO_PRELOAD_NO_PROC_LINK=1   linkat from a /proc/self/fd/ path fails
+ *                                  with ENOENT, as without /proc
  *   SERIO_PRELOAD_RENAME_ERRNO=E   rename, renameat and renameat2 fail with
  *                                  errno E
  *
@@ -237,13 +239,20 @@ linkat (int         old_dir_fd,
   if (real_fn == NULL)
     real_fn = (int (*) (int, const char *, int, const char *, int)) real ("linkat");
 
-  if (fstatat (old_dir_fd, old_path, &st, (flags & AT_SYMLINK_FOLLOW) ? 0 : AT_SYMLINK_NOFOLLOW) != 0)
+  if (fstatat (old_dir_fd, old_path, &st,
+               (flags & AT_EMPTY_PATH) | ((flags & AT_SYMLINK_FOLLOW) ? 0 : AT_SYMLINK_NOFOLLOW)) != 0)
     st.st_ino = 0;
-  log_line ("link %llu %s\n", (unsigned long long) st.st_ino, base_name (new_path));
+  log_line ("link %llu %s%s\n", (unsigned long long) st.st_ino, base_name (new_path),
+            (flags & AT_EMPTY_PATH) ? " empty-path" : "");
 
   if (fail_errno != 0)
     {
       errno = fail_errno;
+      return -1;
+    }
+  if (env_int ("SERIO_PRELOAD_NO_PROC_LINK") && strncmp (old_path, "/proc/self/fd/", 14) == 0)
+    {
+      errno = ENOENT;
       return -1;
     }
   if (collides (new_path))

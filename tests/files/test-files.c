@@ -1403,6 +1403,63 @@ test_fault_link (void)
   check_fault ("SERIO_PRELOAD_LINK_ERRNO=1", TRUE, TRUE, G_IO_ERROR_PERMISSION_DENIED);
 }
 
+static void
+test_link_without_proc (void)
+{
+  g_autoptr(SerioBundle) old = make_bundle (0, 1000);
+  g_autoptr(SerioBundle) new = make_bundle (1, 1000);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+
+  g_test_summary ("Where linking the unnamed file through /proc/self/fd fails, it "
+                  "is linked with AT_EMPTY_PATH (as root), for a new file and over "
+                  "an existing one.");
+
+  if (!need_preload ())
+    return;
+  if (geteuid () != 0)
+    {
+      /* Without CAP_DAC_READ_SEARCH the save fails, and check_fault()
+       * shows that it names the target and leaves nothing behind. */
+      if (!check_fault ("SERIO_PRELOAD_NO_PROC_LINK=1", TRUE, TRUE, G_IO_ERROR_NOT_FOUND))
+        g_test_skip ("O_TMPFILE is not supported here");
+      return;
+    }
+
+  for (int existing = 0; existing <= 1; existing++)
+    {
+      g_autofree char *log_path = g_build_filename (g_get_tmp_dir (), "serio-save-log-XXXXXX", NULL);
+      g_autofree char *log_env = NULL;
+      g_autofree char *log = NULL;
+      g_autofree char *out = NULL;
+      const char *env[] = { "SERIO_PRELOAD_NO_PROC_LINK=1", NULL, NULL };
+      TempDir tmp;
+
+      temp_dir_init (&tmp);
+      if (skip_mode (&tmp, TRUE))
+        {
+          temp_dir_clear (&tmp);
+          g_test_skip ("O_TMPFILE is not supported here");
+          return;
+        }
+      if (existing)
+        save (old, tmp.file);
+
+      g_close (g_mkstemp (log_path), NULL);
+      log_env = g_strconcat ("SERIO_PRELOAD_LOG=", log_path, NULL);
+      env[1] = log_env;
+      out = run_save (tmp.path, 1, env);
+      g_file_get_contents (log_path, &log, NULL, NULL);
+      g_assert_no_errno (g_unlink (log_path));
+      g_test_message ("%s target:\n%s", existing ? "existing" : "new", log);
+
+      g_assert_cmpstr (out, ==, "saved");
+      assert_file_is (&tmp, new_text);
+      g_assert_nonnull (strstr (log, " empty-path\n"));
+
+      temp_dir_clear (&tmp);
+    }
+}
+
 static guint
 count_lines_starting (const char *text,
                       const char *prefix)
@@ -1819,6 +1876,7 @@ main (int   argc,
   g_test_add_func ("/files/faults/rename", test_fault_rename);
   g_test_add_func ("/files/faults/link", test_fault_link);
   g_test_add_func ("/files/faults/temp-name-collision", test_temp_name_collision);
+  g_test_add_func ("/files/faults/link-without-proc", test_link_without_proc);
   g_test_add_func ("/files/async/snapshot", test_async_snapshot);
   g_test_add_func ("/files/async/cancel-after-commit", test_cancel_after_commit);
   g_test_add_func ("/files/cli/convert-keeps-mode", test_cli_convert_keeps_mode);
