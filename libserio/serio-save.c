@@ -505,19 +505,35 @@ keep_owner_and_mode (SerioSave  *save,
   return TRUE;
 }
 
+/* Gives the unnamed file the name @name in the directory: through /proc,
+ * which any process may do, or, where that fails with ENOENT (/proc of
+ * another process namespace, say), with AT_EMPTY_PATH, which needs
+ * CAP_DAC_READ_SEARCH. */
+static int
+link_fd (SerioSave  *save,
+         const char *name)
+{
+  char proc_path[32];
+
+  g_snprintf (proc_path, sizeof proc_path, "/proc/self/fd/%d", save->fd);
+  if (linkat (AT_FDCWD, proc_path, save->dir_fd, name, AT_SYMLINK_FOLLOW) == 0)
+    return 0;
+#ifdef AT_EMPTY_PATH
+  if (errno == ENOENT)
+    return linkat (save->fd, "", save->dir_fd, name, AT_EMPTY_PATH);
+#endif
+  return -1;
+}
+
 /* Links the unnamed file in at the target's name, or at a temporary name
  * (in save->temp_name) when the target exists. */
 static gboolean
 link_unnamed (SerioSave  *save,
               GError    **error)
 {
-  char proc_path[32];
-
-  g_snprintf (proc_path, sizeof proc_path, "/proc/self/fd/%d", save->fd);
-
   if (!save->existed)
     {
-      if (linkat (AT_FDCWD, proc_path, save->dir_fd, save->name, AT_SYMLINK_FOLLOW) == 0)
+      if (link_fd (save, save->name) == 0)
         return TRUE;
       /* A symbolic link, or a file created since the save began. */
       if (errno != EEXIST)
@@ -530,7 +546,7 @@ link_unnamed (SerioSave  *save,
   for (guint attempt = 0; attempt < TEMP_NAME_ATTEMPTS; attempt++)
     {
       save->temp_name = random_temp_name ();
-      if (linkat (AT_FDCWD, proc_path, save->dir_fd, save->temp_name, AT_SYMLINK_FOLLOW) == 0)
+      if (link_fd (save, save->temp_name) == 0)
         return TRUE;
       g_clear_pointer (&save->temp_name, g_free);
       if (errno != EEXIST)
