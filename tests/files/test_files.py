@@ -311,6 +311,30 @@ class AsyncTest(TempDirTestCase):
         self.assertNotIn('error', result)
         self.assertTrue(bundle.equal(result['loaded']))
 
+    def test_save_takes_snapshot(self):
+        """Issue 12: save_to_file_async() saves the bundle as it is at the
+        call; an array appended at once is not in the file."""
+        bundle = make_bundle(1, SCALE)
+        expected = text_of(bundle)
+        loop = GLib.MainLoop()
+        result = {}
+
+        def saved(source, res):
+            try:
+                result['saved'] = source.save_to_file_finish(res)
+            except GLib.Error as error:
+                result['error'] = error
+            loop.quit()
+
+        bundle.save_to_file_async(self.file, GLib.PRIORITY_DEFAULT, None, saved)
+        bundle.append('late', [1.0, 2.0, 3.0])
+        loop.run()
+
+        self.assertNotIn('error', result)
+        self.assertTrue(result['saved'])
+        self.assertFileIs(expected)
+        self.assertEqual(bundle.get_n_arrays(), 4)
+
     def test_load_missing(self):
         """The asynchronous load reports a missing file."""
         loop = GLib.MainLoop()
