@@ -4,8 +4,12 @@
  * Copyright 2026 The libserio authors
  *
  * Shared by the library (serio_bundle_save_to_file()) and the serio tool
- * (its .npy writer), which compiles serio-save.c in as well: no symbol of
- * it is exported from the shared library.
+ * (its .npy writer), which links the library's static archive for it: no
+ * symbol of it is exported from the shared library.
+ *
+ * A save: _serio_save_begin(), write to _serio_save_get_stream(), then
+ * either _serio_save_commit() or _serio_save_abort(), each of which frees
+ * the save (g_autoptr(SerioSave) aborts a save that is neither).
  */
 
 #pragma once
