@@ -9,6 +9,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include <glib/gi18n-lib.h>
+
 #include "serio-bundle.h"
 #include "serio-codec.h"
 #include "serio-error.h"
@@ -737,7 +739,10 @@ sync_stream (GFileOutputStream  *stream,
  *
  * Failing to read the file gives a %G_IO_ERROR (such as
  * %G_IO_ERROR_NOT_FOUND or %G_IO_ERROR_IS_DIRECTORY); bad contents give a
- * [error@Serio.Error]. This blocks: GUI applications should use
+ * [error@Serio.Error] whose message starts with the file's parse name
+ * (`weights.serio: Line 4: …`) and which carries the location like the
+ * errors of [ctor@Serio.Bundle.from_bytes]
+ * ([func@Serio.error_get_line]). This blocks: GUI applications should use
  * [func@Serio.Bundle.from_file_async].
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
@@ -748,7 +753,9 @@ serio_bundle_from_file (GFile         *file,
                         GError       **error)
 {
   g_autofree char *contents = NULL;
+  g_autoptr(GError) local_error = NULL;
   gsize len;
+  SerioBundle *bundle;
 
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
@@ -757,7 +764,18 @@ serio_bundle_from_file (GFile         *file,
   if (!g_file_load_contents (file, cancellable, &contents, &len, NULL, error))
     return NULL;
 
-  return from_data (contents, len, error);
+  bundle = from_data (contents, len, &local_error);
+  if (bundle == NULL)
+    {
+      g_autofree char *name = g_file_get_parse_name (file);
+
+      /* TRANSLATORS: a file name, before an error message about its
+       * contents */
+      g_prefix_error (&local_error, _("%s: "), name);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+    }
+
+  return bundle;
 }
 
 static void

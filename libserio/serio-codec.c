@@ -27,6 +27,7 @@
 #include "serio-codec.h"
 #include "serio-exponent-table.h"
 #include "serio-error.h"
+#include "serio-error-private.h"
 #include "serio-private.h"
 
 #define FRAC_BITS       52
@@ -710,6 +711,9 @@ set_line_error (GError     **error,
   va_list args;
   g_autofree char *detail = NULL;
 
+  if (error == NULL)
+    return;
+
   va_start (args, format);
   detail = g_strdup_vprintf (format, args);
   va_end (args);
@@ -717,6 +721,8 @@ set_line_error (GError     **error,
   /* TRANSLATORS: the prefix of every error about a line of a v1 file;
    * the first placeholder is a line number, the second the problem. */
   g_set_error (error, SERIO_ERROR, code, _("Line %lu: %s"), line, detail);
+  if (*error != NULL && (*error)->domain == SERIO_ERROR)
+    _serio_error_set_location (*error, line, 0, detail);
 }
 
 static void
@@ -727,8 +733,15 @@ set_token_error (GError     **error,
                  const char  *token,
                  const char  *line_end)
 {
-  const char *comma = memchr (token, ',', line_end - token);
-  g_autofree char *shown = describe_bytes (token, (comma ? comma : line_end) - token);
+  const char *comma;
+  g_autofree char *shown = NULL;
+  g_autofree char *detail = NULL;
+
+  if (error == NULL)
+    return;
+
+  comma = memchr (token, ',', line_end - token);
+  shown = describe_bytes (token, (comma ? comma : line_end) - token);
 
   g_set_error (error, SERIO_ERROR, problem->code,
                /* TRANSLATORS: an error about one value of a v1 record: line
@@ -736,6 +749,13 @@ set_token_error (GError     **error,
                 * value's text as found, and the problem. */
                _("Line %lu, value %lu “%s”: %s"),
                line, (gulong) index, shown, _(problem->reason));
+  /* TRANSLATORS: the same error without its line, for programs that show
+   * the line apart (FILE:LINE: …): 1-based index of the value in its
+   * record, the value's text as found, and the problem. */
+  detail = g_strdup_printf (_("value %lu “%s”: %s"),
+                            (gulong) index, shown, _(problem->reason));
+  if (*error != NULL && (*error)->domain == SERIO_ERROR)
+    _serio_error_set_location (*error, line, index, detail);
 }
 
 /* "v" or "V", one or more digits, then "|". */

@@ -40,7 +40,8 @@ G_BEGIN_DECLS
  * The ways in which reading v1 text can fail.
  *
  * Every error names the 1-based line and, for a value, the 1-based token
- * index and the token's text. When an input has several problems, the one
+ * index and the token's text, in its message and as data: see
+ * [func@Serio.error_get_line] and [func@Serio.error_get_value_index]. When an input has several problems, the one
  * reported is the first met reading front to back (after the truncation
  * check), but callers should not rely on which.
  */
@@ -53,6 +54,13 @@ typedef enum {
 } SerioError;
 
 SERIO_AVAILABLE_IN_ALL
-GQuark serio_error_quark (void);
+GQuark      serio_error_quark           (void);
+
+SERIO_AVAILABLE_IN_ALL
+guint64     serio_error_get_line        (const GError *error);
+SERIO_AVAILABLE_IN_ALL
+guint64     serio_error_get_value_index (const GError *error);
+SERIO_AVAILABLE_IN_ALL
+const char *serio_error_get_detail      (const GError *error);
 
 G_END_DECLS
