@@ -86,6 +86,20 @@ static GParamSpec *properties[N_PROPS];
 /* get_values() of an empty array points here rather than returning NULL. */
 static const double empty_values[1];
 
+/* g_return_if_fail (), kept with G_DISABLE_CHECKS: for the checks on what
+ * is appended, without which a bundle could hold what its text cannot (a
+ * name that is not UTF-8, which the reader rejects) or sizes that wrap.
+ * A failure is still a programmer error, with the same critical. */
+#define return_if_fail_always(expr) \
+  G_STMT_START { \
+    if (G_LIKELY (expr)) { } \
+    else \
+      { \
+        g_return_if_fail_warning (G_LOG_DOMAIN, G_STRFUNC, #expr); \
+        return; \
+      } \
+  } G_STMT_END
+
 #define NAMES_CHUNK_SIZE 1024
 
 /* While parsing, arrays of up to SLAB_RECORD_MAX values are packed into
@@ -261,8 +275,15 @@ begin_array_cb (const char *name,
     }
   else
     {
-      values = _serio_alloc_large (n_values * sizeof (double));
-      owner = g_bytes_new_take (values, n_values * sizeof (double));
+      gsize size;
+
+      /* A count checked against the length of its line still wraps the
+       * size on a 32-bit system (2^29 values on a 1 GiB line), and may be
+       * more than the address space holds: the read fails then. */
+      if (!g_size_checked_mul (&size, n_values, sizeof (double)) ||
+          (values = _serio_try_alloc_large (size)) == NULL)
+        return NULL;
+      owner = g_bytes_new_take (values, size);
       g_ptr_array_add (self->blocks, owner);
     }
 
@@ -449,16 +470,18 @@ serio_bundle_append (SerioBundle  *self,
 {
   double *copy;
 
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (name != NULL);
-  g_return_if_fail (g_utf8_validate (name, -1, NULL));
-  g_return_if_fail (values != NULL || n_values == 0);
-  g_return_if_fail (n_values <= G_MAXSIZE / sizeof (double));
+  gsize size;
 
-  copy = n_values > 0 ? g_memdup2 (values, n_values * sizeof (double)) : NULL;
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (name != NULL);
+  return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (values != NULL || n_values == 0);
+  return_if_fail_always (g_size_checked_mul (&size, n_values, sizeof (double)));
+
+  copy = n_values > 0 ? g_memdup2 (values, size) : NULL;
   _serio_codec_canonicalize (copy, n_values);
 
-  append_values (self, name, g_bytes_new_take (copy, n_values * sizeof (double)));
+  append_values (self, name, g_bytes_new_take (copy, size));
 }
 
 /**
@@ -475,9 +498,9 @@ serio_bundle_append_array (SerioBundle *self,
                            const char  *name,
                            GArray      *values)
 {
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (values != NULL);
-  g_return_if_fail (g_array_get_element_size (values) == sizeof (double));
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (values != NULL);
+  return_if_fail_always (g_array_get_element_size (values) == sizeof (double));
 
   serio_bundle_append (self, name, (const double *) (gconstpointer) values->data, values->len);
 }
@@ -505,13 +528,13 @@ serio_bundle_append_bytes (SerioBundle *self,
   gsize size;
   gconstpointer data;
 
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (name != NULL);
-  g_return_if_fail (g_utf8_validate (name, -1, NULL));
-  g_return_if_fail (values != NULL);
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (name != NULL);
+  return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (values != NULL);
 
   data = g_bytes_get_data (values, &size);
-  g_return_if_fail (size % sizeof (double) == 0);
+  return_if_fail_always (size % sizeof (double) == 0);
 
   if ((guintptr) data % G_ALIGNOF (double) == 0 &&
            _serio_codec_is_canonical (data, size / sizeof (double)))

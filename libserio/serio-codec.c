@@ -235,8 +235,18 @@ write_u64 (char    *out,
       guint64 high = v / 100000000;
 #ifdef SERIO_CODEC_SSE2
       __m128i digits = digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000));
+#ifdef __x86_64__
       guint64 first = (guint64) _mm_cvtsi128_si64 (digits);
       guint64 second = (guint64) _mm_cvtsi128_si64 (_mm_unpackhi_epi64 (digits, digits));
+#else
+      /* i686 with -msse2 has no 64-bit move out of an SSE register. */
+      guint64 halves[2];
+      guint64 first, second;
+
+      _mm_storeu_si128 ((__m128i *) (void *) halves, digits);
+      first = halves[0];
+      second = halves[1];
+#endif
 
       first >>= 8 * (16 - n);
       memcpy (out, &first, 8);
@@ -854,6 +864,17 @@ parse_record (const char           *p,
   if (G_LIKELY (count_digits <= MAX_EXACT_DIGITS && count <= max_tokens))
     {
       values = begin_array (name, bar - name, count, user_data);
+      if (G_UNLIKELY (values == NULL && count > 0))
+        {
+          g_autofree char *declared = g_strdup_printf ("%" G_GUINT64_FORMAT, count);
+
+          set_line_error (error, SERIO_ERROR_LENGTH, line,
+                          /* TRANSLATORS: the count of a record, whose
+                           * values cannot all be allocated */
+                          _("the count %s is too large for the memory of this system"),
+                          declared);
+          return FALSE;
+        }
       store_limit = count;
     }
   else
