@@ -291,6 +291,43 @@ serio_read (const char  *data,
   return check_count (n_values, n, error);
 }
 
+/* libserio, sealed: the same text between the seal's two records, hashed
+ * with XXH3-64 as it is written and verified as it is read. */
+
+static void
+serio_sealed_write (gpointer      prepared,
+                    const double *values,
+                    gsize         n,
+                    Output       *out)
+{
+  gsize size;
+  gpointer data = g_bytes_unref_to_data (serio_bundle_to_sealed_bytes (prepared), &size);
+
+  output_take (out, data, size, g_free);
+}
+
+static gboolean
+serio_sealed_read (const char  *data,
+                   gsize        size,
+                   gsize        n,
+                   Output      *out,
+                   GError     **error)
+{
+  g_autoptr(GBytes) bytes = g_bytes_new_static (data, size);
+  SerioBundle *bundle = serio_bundle_from_bytes (bytes, error);
+  gsize n_values = 0;
+
+  if (bundle == NULL)
+    return FALSE;
+
+  out->owner = bundle;
+  out->free_owner = g_object_unref;
+  out->data = serio_bundle_get_values (bundle, 0, &n_values);
+  out->size = n_values * sizeof (double);
+
+  return check_count (n_values, n, error);
+}
+
 /* Comma-separated text through libc or GLib: one buffer, sized once for
  * the longest token and trimmed at the end, as libserio's own writer
  * does; one array of n doubles on reading. */
@@ -598,6 +635,8 @@ memcpy_read (const char  *data,
 static const Codec codecs[] = {
   { "libserio", "serio_bundle_to_string / serio_bundle_from_string",
     serio_prepare, g_object_unref, serio_write, serio_read },
+  { "libserio-sealed", "serio_bundle_to_sealed_bytes / serio_bundle_from_bytes (XXH3-64 seal)",
+    serio_prepare, g_object_unref, serio_sealed_write, serio_sealed_read },
   { "printf-17g", "snprintf \"%.17g\" / strtod",
     NULL, NULL, g17_write, strtod_read },
   { "printf-a", "snprintf \"%a\" / strtod",
@@ -1085,7 +1124,7 @@ main (int   argc,
 
   g_option_context_add_main_entries (context, entries, NULL);
   g_option_context_set_description (context,
-                                    "Codecs: libserio printf-17g printf-a g_ascii json-glib gvariant-text gvariant memcpy\n");
+                                    "Codecs: libserio libserio-sealed printf-17g printf-a g_ascii json-glib gvariant-text gvariant memcpy\n");
   if (!g_option_context_parse (context, &argc, &argv, &error) ||
       !select_by_name (only, codecs, G_N_ELEMENTS (codecs), sizeof (Codec),
                        codec_chosen, "codec", &error) ||

@@ -18,6 +18,7 @@ build_packages=(
   gobject-introspection
   libgirepository1.0-dev
   libglib2.0-dev
+  libxxhash-dev
   meson
   ninja-build
   pkg-config
@@ -34,6 +35,10 @@ test_packages=(
   locales
   python3-gi
   python3-numpy
+  python3-sklearn
+  python3-torch
+  python3-xxhash
+  strace
   valgrind
 )
 test_locales=(de_DE.UTF-8 fr_FR.UTF-8 ar_EG.UTF-8)

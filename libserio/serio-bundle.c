@@ -44,6 +44,18 @@
  * lines), and fail with a [error@Serio.Error] on anything else: they never
  * return part of a bundle.
  *
+ * ## Sealed texts
+ *
+ * [method@Serio.Bundle.save_to_file] writes a *sealed* text: plain v1 with
+ * an opening record `v1|serio.sealed|1|1` and a closing record
+ * `v1|serio.seal|3|…` holding the number of records and an XXH3-64 hash of
+ * the text. Every reader verifies a sealed text and strips the two records,
+ * so that a changed digit, a lost, doubled or swapped line, or a file cut
+ * at a record boundary is reported rather than loaded as other weights.
+ * [method@Serio.Bundle.to_string] and [method@Serio.Bundle.to_bytes] give
+ * plain text; [method@Serio.Bundle.to_sealed_bytes] gives sealed text in
+ * memory.
+ *
  * ## Threads
  *
  * Reading a bundle (serialising it, getting its names, values or bytes,
@@ -321,6 +333,11 @@ from_data (const char  *text,
  * fails with a [error@Serio.Error] whose message names the line and, for a
  * value, its index and text. No partial bundle is ever returned.
  *
+ * A sealed text (see [method@Serio.Bundle.to_sealed_bytes]) is verified
+ * against its seal, which is not part of the bundle; damage that leaves
+ * valid v1 fails with %SERIO_ERROR_INTEGRITY or %SERIO_ERROR_TRUNCATED.
+ * Plain text cannot be verified and is read as it is.
+ *
  * Use [ctor@Serio.Bundle.from_bytes] for data that is not NUL-terminated.
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
@@ -361,13 +378,23 @@ serio_bundle_from_bytes (GBytes  *bytes,
   return from_data (data, size, error);
 }
 
-/* Serialises the bundle into a newly allocated, NUL-terminated buffer. */
+/* Values are written this many at a time, and a sealed text is hashed
+ * after each such block, while it is still in the cache. */
+#define WRITE_BLOCK_VALUES 2048
+
+/* Serialises the bundle into a newly allocated, NUL-terminated buffer: plain
+ * v1 text, or a sealed text if @sealed. */
 static char *
 serialize (SerioBundle *self,
+           gboolean     sealed,
            gsize       *len)
 {
   gsize bound = 1;
-  char *buffer, *out;
+  char *buffer, *out, *hashed;
+  g_autoptr(XXH3_state_t) hash = NULL;
+
+  if (sealed)
+    bound += strlen (SERIO_SEAL_OPEN_RECORD) + SERIO_SEAL_CLOSE_MAX;
 
   for (guint i = 0; i < self->entries->len; i++)
     {
@@ -378,14 +405,39 @@ serialize (SerioBundle *self,
         g_error ("%s: the bundle is too large to serialise", G_STRLOC);
     }
 
-  buffer = out = _serio_alloc_large (bound);
+  buffer = out = hashed = _serio_alloc_large (bound);
+
+  if (sealed)
+    {
+      hash = XXH3_createState ();
+      if (hash == NULL || XXH3_64bits_reset (hash) != XXH_OK)
+        g_error ("%s: cannot set up an XXH3 hash state", G_STRLOC);
+      out = g_stpcpy (out, SERIO_SEAL_OPEN_RECORD);
+    }
 
   for (guint i = 0; i < self->entries->len; i++)
     {
       SerioEntry *entry = get_entry (self, i);
 
-      out = _serio_codec_write_record (out, entry->name, strlen (entry->name),
-                                       entry->values, entry->n_values);
+      out = _serio_codec_write_header (out, entry->name, strlen (entry->name), entry->n_values);
+      for (gsize done = 0; done < entry->n_values; done += WRITE_BLOCK_VALUES)
+        {
+          out = _serio_codec_write_tokens (out, entry->values + done,
+                                           MIN (entry->n_values - done, WRITE_BLOCK_VALUES),
+                                           done > 0);
+          if (hash != NULL)
+            {
+              XXH3_64bits_update (hash, hashed, out - hashed);
+              hashed = out;
+            }
+        }
+      *out++ = '\n';
+    }
+
+  if (hash != NULL)
+    {
+      XXH3_64bits_update (hash, hashed, out - hashed);
+      out = _serio_seal_write_close (out, self->entries->len + 1, XXH3_64bits_digest (hash));
     }
 
   *out = '\0';
@@ -423,7 +475,7 @@ serio_bundle_to_string (SerioBundle *self)
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
 
-  return serialize (self, &len);
+  return serialize (self, FALSE, &len);
 }
 
 /**
@@ -444,7 +496,43 @@ serio_bundle_to_bytes (SerioBundle *self)
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
 
-  text = serialize (self, &len);
+  text = serialize (self, FALSE, &len);
+
+  return g_bytes_new_take (text, len);
+}
+
+/**
+ * serio_bundle_to_sealed_bytes:
+ * @self: a #SerioBundle
+ *
+ * Serialises the bundle to a sealed text: the v1 text of
+ * [method@Serio.Bundle.to_bytes] between an opening record
+ * `v1|serio.sealed|1|1` and a closing record `v1|serio.seal|3|…` that holds
+ * the number of records and an XXH3-64 hash of every byte before it.
+ *
+ * A sealed text is still plain v1, but every reader of this library
+ * verifies it: a changed digit, a lost, doubled or reordered line, or a text
+ * cut short anywhere fails with %SERIO_ERROR_INTEGRITY or
+ * %SERIO_ERROR_TRUNCATED instead of loading as other values. Use it where
+ * the text is stored away from a file, such as in a database column or a
+ * key-value store; [method@Serio.Bundle.save_to_file] seals files by
+ * itself.
+ *
+ * [ctor@Serio.Bundle.from_bytes] reads it back into a bundle for which
+ * [method@Serio.Bundle.equal] holds.
+ *
+ * Returns: (transfer full): the sealed text of the bundle, without a
+ *   terminating NUL
+ */
+GBytes *
+serio_bundle_to_sealed_bytes (SerioBundle *self)
+{
+  gsize len;
+  char *text;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+
+  text = serialize (self, TRUE, &len);
 
   return g_bytes_new_take (text, len);
 }
@@ -460,7 +548,9 @@ serio_bundle_to_bytes (SerioBundle *self)
  *
  * Every `|`, carriage return and line feed in @name is replaced with `_`,
  * and every NaN is stored as the default quiet NaN, so that the bundle holds
- * exactly what its text will hold. Names may be empty and may repeat.
+ * exactly what its text will hold. Names may be empty and may repeat, but
+ * `serio.sealed` and `serio.seal` are reserved for the records of a sealed
+ * text and are refused.
  */
 void
 serio_bundle_append (SerioBundle  *self,
@@ -475,6 +565,7 @@ serio_bundle_append (SerioBundle  *self,
   return_if_fail_always (SERIO_IS_BUNDLE (self));
   return_if_fail_always (name != NULL);
   return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
   return_if_fail_always (values != NULL || n_values == 0);
   return_if_fail_always (g_size_checked_mul (&size, n_values, sizeof (double)));
 
@@ -531,6 +622,7 @@ serio_bundle_append_bytes (SerioBundle *self,
   return_if_fail_always (SERIO_IS_BUNDLE (self));
   return_if_fail_always (name != NULL);
   return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
   return_if_fail_always (values != NULL);
 
   data = g_bytes_get_data (values, &size);
@@ -944,7 +1036,13 @@ save_new_file (GFile         *file,
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
- * Writes the v1 text of the bundle to @file, replacing it atomically.
+ * Writes the bundle to @file as a sealed text, replacing it atomically.
+ *
+ * The file holds the text of [method@Serio.Bundle.to_sealed_bytes]: v1
+ * text between two records that let every reader of this library verify
+ * it, so that damage is reported instead of loading as other weights. Use
+ * [method@Serio.Bundle.save_to_file_full] with %SERIO_SAVE_FLAGS_PLAIN for
+ * plain v1 text.
  *
  * The text goes to a temporary file next to @file, which is synced to disk
  * and then renamed over @file. If the save fails part-way (the disk is
@@ -965,16 +1063,43 @@ serio_bundle_save_to_file (SerioBundle   *self,
                            GCancellable  *cancellable,
                            GError       **error)
 {
+  return serio_bundle_save_to_file_full (self, file, SERIO_SAVE_FLAGS_NONE, cancellable, error);
+}
+
+/**
+ * serio_bundle_save_to_file_full:
+ * @self: a #SerioBundle
+ * @file: the file to write
+ * @flags: how to write the text
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Writes the bundle to @file like [method@Serio.Bundle.save_to_file],
+ * sealed unless @flags holds %SERIO_SAVE_FLAGS_PLAIN.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_bundle_save_to_file_full (SerioBundle     *self,
+                                GFile           *file,
+                                SerioSaveFlags   flags,
+                                GCancellable    *cancellable,
+                                GError         **error)
+{
   g_autoptr(GBytes) bytes = NULL;
   g_autoptr(GFile) parent = NULL;
   g_autoptr(GFileOutputStream) stream = NULL;
+  gsize len;
+  char *text;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (G_IS_FILE (file), FALSE);
+  g_return_val_if_fail ((flags & ~SERIO_SAVE_FLAGS_PLAIN) == 0, FALSE);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  bytes = serio_bundle_to_bytes (self);
+  text = serialize (self, (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, &len);
+  bytes = g_bytes_new_take (text, len);
 
   parent = g_file_get_parent (file);
   if (parent != NULL && !g_file_query_exists (file, cancellable))
@@ -990,8 +1115,9 @@ serio_bundle_save_to_file (SerioBundle   *self,
 
 typedef struct
 {
-  SerioBundle *snapshot;
-  GFile       *file;
+  SerioBundle    *snapshot;
+  GFile          *file;
+  SerioSaveFlags  flags;
 } SaveData;
 
 static void
@@ -1013,7 +1139,7 @@ save_thread (GTask        *task,
   SaveData *save = task_data;
   GError *error = NULL;
 
-  if (serio_bundle_save_to_file (save->snapshot, save->file, cancellable, &error))
+  if (serio_bundle_save_to_file_full (save->snapshot, save->file, save->flags, cancellable, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
@@ -1064,19 +1190,49 @@ serio_bundle_save_to_file_async (SerioBundle         *self,
                                  GAsyncReadyCallback  callback,
                                  gpointer             user_data)
 {
+  serio_bundle_save_to_file_full_async (self, file, SERIO_SAVE_FLAGS_NONE, io_priority,
+                                        cancellable, callback, user_data);
+}
+
+/**
+ * serio_bundle_save_to_file_full_async:
+ * @self: a #SerioBundle
+ * @file: the file to write
+ * @flags: how to write the text
+ * @io_priority: the I/O priority of the request, such as
+ *   %G_PRIORITY_DEFAULT
+ * @cancellable: (nullable): a #GCancellable
+ * @callback: (scope async): called when the file is written
+ * @user_data: the data to pass to @callback
+ *
+ * Saves the bundle like [method@Serio.Bundle.save_to_file_full] in a worker
+ * thread, as [method@Serio.Bundle.save_to_file_async] does. Call
+ * [method@Serio.Bundle.save_to_file_finish] from @callback for the result.
+ */
+void
+serio_bundle_save_to_file_full_async (SerioBundle         *self,
+                                      GFile               *file,
+                                      SerioSaveFlags       flags,
+                                      int                  io_priority,
+                                      GCancellable        *cancellable,
+                                      GAsyncReadyCallback  callback,
+                                      gpointer             user_data)
+{
   g_autoptr(GTask) task = NULL;
   SaveData *save;
 
   g_return_if_fail (SERIO_IS_BUNDLE (self));
   g_return_if_fail (G_IS_FILE (file));
+  g_return_if_fail ((flags & ~SERIO_SAVE_FLAGS_PLAIN) == 0);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
   save = g_new0 (SaveData, 1);
   save->snapshot = snapshot (self);
   save->file = g_object_ref (file);
+  save->flags = flags;
 
   task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, serio_bundle_save_to_file_async);
+  g_task_set_source_tag (task, serio_bundle_save_to_file_full_async);
   g_task_set_priority (task, io_priority);
   g_task_set_task_data (task, save, save_data_free);
   g_task_run_in_thread (task, save_thread);
@@ -1088,7 +1244,8 @@ serio_bundle_save_to_file_async (SerioBundle         *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
- * Finishes [method@Serio.Bundle.save_to_file_async].
+ * Finishes [method@Serio.Bundle.save_to_file_async] or
+ * [method@Serio.Bundle.save_to_file_full_async].
  *
  * Returns: %TRUE if the file was written, %FALSE with @error set
  */
@@ -1099,7 +1256,7 @@ serio_bundle_save_to_file_finish (SerioBundle   *self,
 {
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == serio_bundle_save_to_file_async, FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == serio_bundle_save_to_file_full_async, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);

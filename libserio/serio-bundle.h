@@ -16,6 +16,22 @@
 
 G_BEGIN_DECLS
 
+/**
+ * SerioSaveFlags:
+ * @SERIO_SAVE_FLAGS_NONE: the default: save a sealed text, which every
+ *   reader of this library verifies
+ * @SERIO_SAVE_FLAGS_PLAIN: save plain v1 text without a seal, as
+ *   [method@Serio.Bundle.to_bytes] gives it; damage that leaves valid v1
+ *   (a changed digit, a lost line) then goes unnoticed
+ *
+ * Flags for [method@Serio.Bundle.save_to_file_full].
+ */
+typedef enum /*< flags >*/
+{
+  SERIO_SAVE_FLAGS_NONE  = 0,
+  SERIO_SAVE_FLAGS_PLAIN = 1 << 0,
+} SerioSaveFlags;
+
 #define SERIO_TYPE_BUNDLE (serio_bundle_get_type ())
 
 SERIO_AVAILABLE_IN_ALL
@@ -33,6 +49,8 @@ SERIO_AVAILABLE_IN_ALL
 char         *serio_bundle_to_string            (SerioBundle          *self);
 SERIO_AVAILABLE_IN_ALL
 GBytes       *serio_bundle_to_bytes             (SerioBundle          *self);
+SERIO_AVAILABLE_IN_ALL
+GBytes       *serio_bundle_to_sealed_bytes      (SerioBundle          *self);
 
 SERIO_AVAILABLE_IN_ALL
 void          serio_bundle_append               (SerioBundle          *self,
@@ -89,6 +107,20 @@ gboolean      serio_bundle_save_to_file         (SerioBundle          *self,
 SERIO_AVAILABLE_IN_ALL
 void          serio_bundle_save_to_file_async   (SerioBundle          *self,
                                                  GFile                *file,
+                                                 int                   io_priority,
+                                                 GCancellable         *cancellable,
+                                                 GAsyncReadyCallback   callback,
+                                                 gpointer              user_data);
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_bundle_save_to_file_full    (SerioBundle          *self,
+                                                 GFile                *file,
+                                                 SerioSaveFlags        flags,
+                                                 GCancellable         *cancellable,
+                                                 GError              **error);
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_save_to_file_full_async (SerioBundle       *self,
+                                                 GFile                *file,
+                                                 SerioSaveFlags        flags,
                                                  int                   io_priority,
                                                  GCancellable         *cancellable,
                                                  GAsyncReadyCallback   callback,

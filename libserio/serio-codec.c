@@ -270,6 +270,20 @@ write_u64 (char    *out,
   return out + n;
 }
 
+/* Writes @v in decimal, "0" included. */
+static inline char *
+write_count (char    *out,
+             guint64  v)
+{
+  if (v == 0)
+    {
+      *out = '0';
+      return out + 1;
+    }
+
+  return write_u64 (out, v);
+}
+
 /* Writes "p" and the exponent, 0 < |e| ≤ 1074, from a table: no branch on
  * the number of digits, no arithmetic. Stores 8 bytes. */
 static inline char *
@@ -360,6 +374,50 @@ _serio_codec_record_bound (gsize name_len,
   return bound;
 }
 
+/* Writes "v1|" name "|" count "|"; @out must have room for the name plus
+ * 25 + SERIO_CODEC_WRITE_SLACK bytes. */
+char *
+_serio_codec_write_header (char       *out,
+                           const char *name,
+                           gsize       name_len,
+                           gsize       n_values)
+{
+  memcpy (out, "v1|", 3);
+  out += 3;
+  memcpy (out, name, name_len);
+  out += name_len;
+  *out++ = '|';
+  out = write_count (out, n_values);
+  *out++ = '|';
+
+  return out;
+}
+
+/* Writes the tokens of @values separated by commas, with a comma before the
+ * first one if @leading_comma; @out must have (SERIO_CODEC_TOKEN_MAX + 1)
+ * bytes per value plus SERIO_CODEC_WRITE_SLACK. */
+char *
+_serio_codec_write_tokens (char         *out,
+                           const double *values,
+                           gsize         n_values,
+                           gboolean      leading_comma)
+{
+  gsize i = 0;
+
+  if (n_values == 0)
+    return out;
+
+  if (!leading_comma)
+    out = write_token (out, values[i++]);
+  for (; i < n_values; i++)
+    {
+      *out++ = ',';
+      out = write_token (out, values[i]);
+    }
+
+  return out;
+}
+
 /* Writes one record; @out must have _serio_codec_record_bound() bytes. */
 char *
 _serio_codec_write_record (char         *out,
@@ -368,28 +426,30 @@ _serio_codec_write_record (char         *out,
                            const double *values,
                            gsize         n_values)
 {
-  memcpy (out, "v1|", 3);
-  out += 3;
-  memcpy (out, name, name_len);
-  out += name_len;
-  *out++ = '|';
-  if (n_values == 0)
-    *out++ = '0';
-  else
-    out = write_u64 (out, n_values);
-  *out++ = '|';
-
-  if (n_values > 0)
-    {
-      out = write_token (out, values[0]);
-      for (gsize i = 1; i < n_values; i++)
-        {
-          *out++ = ',';
-          out = write_token (out, values[i]);
-        }
-    }
-
+  out = _serio_codec_write_header (out, name, name_len, n_values);
+  out = _serio_codec_write_tokens (out, values, n_values, FALSE);
   *out++ = '\n';
+
+  return out;
+}
+
+/* Writes the closing record of a sealed text whose @n_records records
+ * (the opening one included) hash to @hash; @out must have
+ * SERIO_SEAL_CLOSE_MAX bytes. */
+char *
+_serio_seal_write_close (char    *out,
+                         guint64  n_records,
+                         guint64  hash)
+{
+  memcpy (out, "v1|" SERIO_SEAL_CLOSE_NAME "|3|", strlen ("v1|" SERIO_SEAL_CLOSE_NAME "|3|"));
+  out += strlen ("v1|" SERIO_SEAL_CLOSE_NAME "|3|");
+  out = write_count (out, n_records);
+  *out++ = ',';
+  out = write_count (out, hash >> 32);
+  *out++ = ',';
+  out = write_count (out, hash & G_GUINT64_CONSTANT (0xffffffff));
+  *out++ = '\n';
+
   return out;
 }
 
@@ -807,19 +867,203 @@ check_name (const char  *name,
   return TRUE;
 }
 
+/* ------------------------------------------------------------------ */
+/* Seals                                                              */
+/* ------------------------------------------------------------------ */
+
+SerioNameKind
+_serio_seal_name_kind (const char *name,
+                       gsize       name_len)
+{
+  if (name_len == strlen (SERIO_SEAL_OPEN_NAME) &&
+      memcmp (name, SERIO_SEAL_OPEN_NAME, name_len) == 0)
+    return SERIO_NAME_SEAL_OPEN;
+  if (name_len == strlen (SERIO_SEAL_CLOSE_NAME) &&
+      memcmp (name, SERIO_SEAL_CLOSE_NAME, name_len) == 0)
+    return SERIO_NAME_SEAL_CLOSE;
+
+  return SERIO_NAME_ARRAY;
+}
+
+void
+_serio_seal_check_clear (SerioSealCheck *check)
+{
+  g_clear_pointer (&check->hash, XXH3_freeState);
+}
+
+gboolean
+_serio_seal_check_name (SerioSealCheck  *check,
+                        SerioNameKind    kind,
+                        gulong           line,
+                        GError         **error)
+{
+  if (kind == SERIO_NAME_SEAL_OPEN)
+    {
+      if (check->n_records > 0)
+        {
+          set_line_error (error, SERIO_ERROR_SYNTAX, line, "%s",
+                          /* TRANSLATORS: “serio.sealed” is a reserved array
+                           * name; do not translate it */
+                          _("the reserved name “serio.sealed” may only name the first record"));
+          return FALSE;
+        }
+
+      check->hash = XXH3_createState ();
+      if (check->hash == NULL || XXH3_64bits_reset (check->hash) != XXH_OK)
+        g_error ("%s: cannot set up an XXH3 hash state", G_STRLOC);
+    }
+  else if (kind == SERIO_NAME_SEAL_CLOSE && check->hash == NULL)
+    {
+      set_line_error (error, SERIO_ERROR_SYNTAX, line, "%s",
+                      /* TRANSLATORS: “serio.seal” and “serio.sealed” are
+                       * reserved array names; do not translate them */
+                      _("the reserved name “serio.seal” may only close a text that opens with “serio.sealed”"));
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Whether @value has exactly the bits of the integer @expected. */
 static gboolean
-parse_record (const char           *p,
-              const char           *line_end,
-              const char           *buf_end,
-              gulong                line,
-              SerioCodecArrayFunc   begin_array,
-              gpointer              user_data,
-              GError              **error)
+is_integer (double  value,
+            guint64 expected)
+{
+  double wanted = (double) expected;
+
+  return memcmp (&value, &wanted, sizeof value) == 0;
+}
+
+gboolean
+_serio_seal_check_record (SerioSealCheck  *check,
+                          SerioNameKind    kind,
+                          gsize            n_values,
+                          const double    *values,
+                          gulong           line,
+                          GError         **error)
+{
+  if (kind == SERIO_NAME_SEAL_OPEN &&
+      (n_values != 1 || !is_integer (values[0], SERIO_SEAL_SCHEME)))
+    {
+      set_line_error (error, SERIO_ERROR_VERSION, line, "%s",
+                      _("the text is sealed with a scheme this library does not know "
+                        "(it reads “v1|serio.sealed|1|1”)"));
+      return FALSE;
+    }
+
+  if (kind == SERIO_NAME_SEAL_CLOSE)
+    {
+      guint64 hash = XXH3_64bits_digest (check->hash);
+
+      if (n_values != 3)
+        {
+          set_line_error (error, SERIO_ERROR_INTEGRITY, line,
+                          g_dngettext (GETTEXT_PACKAGE,
+                                       "the seal holds %lu value instead of 3: it was changed or "
+                                       "damaged after it was written",
+                                       "the seal holds %lu values instead of 3: it was changed or "
+                                       "damaged after it was written",
+                                       n_values),
+                          (gulong) n_values);
+          return FALSE;
+        }
+      if (!is_integer (values[0], check->n_records))
+        {
+          set_line_error (error, SERIO_ERROR_INTEGRITY, line,
+                          g_dngettext (GETTEXT_PACKAGE,
+                                       /* TRANSLATORS: the placeholder is the
+                                        * number of records before the seal */
+                                       "the seal does not match the %lu record before it: records "
+                                       "were lost, added or repeated after it was written",
+                                       "the seal does not match the %lu records before it: records "
+                                       "were lost, added or repeated after it was written",
+                                       check->n_records),
+                          (gulong) check->n_records);
+          return FALSE;
+        }
+      if (!is_integer (values[1], hash >> 32) ||
+          !is_integer (values[2], hash & G_GUINT64_CONSTANT (0xffffffff)))
+        {
+          set_line_error (error, SERIO_ERROR_INTEGRITY, line, "%s",
+                          _("the seal does not match the contents: the text was changed or "
+                            "damaged after it was written"));
+          return FALSE;
+        }
+
+      check->closed = TRUE;
+    }
+
+  check->n_records++;
+  return TRUE;
+}
+
+gboolean
+_serio_seal_check_trailing (SerioSealCheck  *check,
+                            gulong           line,
+                            GError         **error)
+{
+  if (!check->closed)
+    return TRUE;
+
+  set_line_error (error, SERIO_ERROR_INTEGRITY, line, "%s",
+                  _("text follows the seal: it was added after the text was written"));
+  return FALSE;
+}
+
+gboolean
+_serio_seal_check_finish (SerioSealCheck  *check,
+                          gulong           last_line,
+                          GError         **error)
+{
+  if (check->hash == NULL || check->closed)
+    return TRUE;
+
+  set_line_error (error, SERIO_ERROR_TRUNCATED, last_line, "%s",
+                  _("the sealed text ends without its seal: it may have been cut short"));
+  return FALSE;
+}
+
+/* ------------------------------------------------------------------ */
+/* The in-memory reader                                               */
+/* ------------------------------------------------------------------ */
+
+/* A sealed text is hashed in blocks of this size as the parse passes them,
+ * while they are still in the cache. */
+#define HASH_BLOCK (64 * 1024)
+
+typedef struct
+{
+  SerioCodecArrayFunc  begin_array;
+  gpointer             user_data;
+  SerioSealCheck       seal;
+  const char          *hashed;       /* the text before this is hashed */
+  const char          *hash_next;    /* hash more once the parse gets here */
+  double               reserved[3];  /* the values of a seal record */
+} ReadContext;
+
+/* Hashes the text from where hashing stopped up to @upto. */
+static void
+hash_upto (ReadContext *context,
+           const char  *upto)
+{
+  XXH3_64bits_update (context->seal.hash, context->hashed, upto - context->hashed);
+  context->hashed = upto;
+  context->hash_next = upto + HASH_BLOCK;
+}
+
+static gboolean
+parse_record (const char   *p,
+              const char   *line_end,
+              const char   *buf_end,
+              gulong        line,
+              ReadContext  *context,
+              GError      **error)
 {
   const char *name, *bar, *count_start, *s;
   guint64 count;
   gsize count_digits, field_len, max_tokens, n_tokens, store_limit;
   double *values = NULL;
+  SerioNameKind kind;
 
   if (G_UNLIKELY (line_end - p < 3 || p[0] != 'v' || p[1] != '1' || p[2] != '|'))
     {
@@ -849,6 +1093,22 @@ parse_record (const char           *p,
       return FALSE;
     }
 
+  kind = _serio_seal_name_kind (name, bar - name);
+  if (G_UNLIKELY (kind != SERIO_NAME_ARRAY))
+    {
+      if (!_serio_seal_check_name (&context->seal, kind, line, error))
+        return FALSE;
+      if (kind == SERIO_NAME_SEAL_OPEN)
+        context->hash_next = context->hashed;
+      /* The seal covers every byte before its own line, and nothing of
+       * it. */
+      if (kind == SERIO_NAME_SEAL_CLOSE)
+        {
+          hash_upto (context, p);
+          context->hash_next = buf_end;
+        }
+    }
+
   count_start = bar + 1;
   if (G_UNLIKELY (!g_ascii_isdigit (*count_start)))
     goto bad_count;
@@ -863,24 +1123,25 @@ parse_record (const char           *p,
   max_tokens = field_len / 2 + (field_len & 1);
   if (G_LIKELY (count_digits <= MAX_EXACT_DIGITS && count <= max_tokens))
     {
-      values = begin_array (name, bar - name, count, user_data);
-      if (G_UNLIKELY (values == NULL && count > 0))
+      if (G_LIKELY (kind == SERIO_NAME_ARRAY))
         {
-          g_autofree char *declared = g_strdup_printf ("%" G_GUINT64_FORMAT, count);
+          values = context->begin_array (name, bar - name, count, context->user_data);
+          if (G_UNLIKELY (values == NULL && count > 0))
+            {
+              g_autofree char *declared = g_strdup_printf ("%" G_GUINT64_FORMAT, count);
 
-          set_line_error (error, SERIO_ERROR_LENGTH, line,
-                          /* TRANSLATORS: the count of a record, whose
-                           * values cannot all be allocated */
-                          _("the count %s is too large for the memory of this system"),
-                          declared);
-          return FALSE;
+              set_line_error (error, SERIO_ERROR_LENGTH, line,
+                              /* TRANSLATORS: the count of a record, whose
+                               * values cannot all be allocated */
+                              _("the count %s is too large for the memory of this system"),
+                              declared);
+              return FALSE;
+            }
         }
-      store_limit = count;
+      else if (count <= G_N_ELEMENTS (context->reserved))
+        values = context->reserved;
     }
-  else
-    {
-      store_limit = 0;
-    }
+  store_limit = values != NULL ? count : 0;
 
   n_tokens = 0;
   if (field_len > 0)
@@ -900,6 +1161,8 @@ parse_record (const char           *p,
           if (G_LIKELY (n_tokens < store_limit))
             memcpy (values + n_tokens, &bits, sizeof bits);
           n_tokens++;
+          if (G_UNLIKELY (s >= context->hash_next))
+            hash_upto (context, s);
           if (s == line_end)
             break;
           s++;
@@ -922,7 +1185,7 @@ parse_record (const char           *p,
       return FALSE;
     }
 
-  return TRUE;
+  return _serio_seal_check_record (&context->seal, kind, n_tokens, context->reserved, line, error);
 
 bad_count:
   {
@@ -945,9 +1208,11 @@ _serio_codec_read (const char           *text,
                    gpointer              user_data,
                    GError              **error)
 {
+  ReadContext context = { begin_array, user_data, { 0, NULL, FALSE }, NULL, NULL, { 0 } };
   const char *p = text;
   const char *end;
   gulong line = 0;
+  gboolean ok = TRUE;
 
   /* Empty bytes may come with a NULL pointer: no arithmetic on it. */
   if (len == 0)
@@ -963,21 +1228,42 @@ _serio_codec_read (const char           *text,
       return FALSE;
     }
 
+  /* Nothing is hashed until the first record opens a sealed text; the
+   * hash then starts from the first byte. */
+  context.hashed = text;
+  context.hash_next = end;
+
   while (p < end)
     {
       const char *nl = memchr (p, '\n', end - p);
       const char *line_end = nl;
 
       line++;
+      if (G_UNLIKELY (!_serio_seal_check_trailing (&context.seal, line, error)))
+        {
+          ok = FALSE;
+          break;
+        }
+
       if (line_end > p && line_end[-1] == '\r')
         line_end--;
 
       if (line_end != p &&
-          G_UNLIKELY (!parse_record (p, line_end, end, line, begin_array, user_data, error)))
-        return FALSE;
+          G_UNLIKELY (!parse_record (p, line_end, end, line, &context, error)))
+        {
+          ok = FALSE;
+          break;
+        }
 
       p = nl + 1;
+      if (G_UNLIKELY (p >= context.hash_next) && context.seal.hash != NULL && !context.seal.closed)
+        hash_upto (&context, p);
     }
 
-  return TRUE;
+  if (ok)
+    ok = _serio_seal_check_finish (&context.seal, line, error);
+
+  _serio_seal_check_clear (&context.seal);
+
+  return ok;
 }

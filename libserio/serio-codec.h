@@ -11,6 +11,11 @@
 #pragma once
 
 #include <glib.h>
+#include <xxhash.h>
+#ifdef HAVE_XXH_X86DISPATCH_H
+/* Makes XXH3_64bits_update() use the best kernel of the CPU. */
+# include <xxh_x86dispatch.h>
+#endif
 
 G_BEGIN_DECLS
 
@@ -47,6 +52,14 @@ char    *_serio_codec_write_record   (char         *out,
                                       gsize         n_values);
 char    *_serio_codec_write_token    (char         *out,
                                       double        value);
+char    *_serio_codec_write_header   (char         *out,
+                                      const char   *name,
+                                      gsize         name_len,
+                                      gsize         n_values);
+char    *_serio_codec_write_tokens   (char         *out,
+                                      const double *values,
+                                      gsize         n_values,
+                                      gboolean      leading_comma);
 
 /*
  * SerioCodecArrayFunc:
@@ -72,5 +85,65 @@ gboolean _serio_codec_read           (const char          *text,
                                       SerioCodecArrayFunc  begin_array,
                                       gpointer             user_data,
                                       GError             **error);
+
+/* Seals (serio-v1-files.md §2) */
+
+#define SERIO_SEAL_OPEN_NAME   "serio.sealed"
+#define SERIO_SEAL_CLOSE_NAME  "serio.seal"
+#define SERIO_SEAL_SCHEME      1
+/* The first line of a sealed text. */
+#define SERIO_SEAL_OPEN_RECORD "v1|" SERIO_SEAL_OPEN_NAME "|1|1\n"
+/* Room for the last line of a sealed text: "v1|serio.seal|3|", three
+ * counts of at most 20 digits, two commas, a line feed, and slack. */
+#define SERIO_SEAL_CLOSE_MAX   (16 + 3 * 20 + 2 + 1 + SERIO_CODEC_WRITE_SLACK)
+
+typedef enum
+{
+  SERIO_NAME_ARRAY,
+  SERIO_NAME_SEAL_OPEN,
+  SERIO_NAME_SEAL_CLOSE,
+} SerioNameKind;
+
+/* What a reader knows of a text's seal, record by record. */
+typedef struct
+{
+  guint64       n_records;  /* records read so far, the opening one included */
+  XXH3_state_t *hash;       /* non-NULL once the text is known to be sealed */
+  gboolean      closed;     /* the closing record was read and matched */
+} SerioSealCheck;
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (XXH3_state_t, XXH3_freeState)
+
+SerioNameKind _serio_seal_name_kind      (const char      *name,
+                                          gsize            name_len);
+char         *_serio_seal_write_close    (char            *out,
+                                          guint64          n_records,
+                                          guint64          hash);
+
+/* Called once a record's name is known: the reserved names are only valid
+ * in their places. Opening a sealed text creates check->hash, to which the
+ * reader then feeds every byte from the start of the text up to the start
+ * of the closing record's line. */
+gboolean      _serio_seal_check_name     (SerioSealCheck  *check,
+                                          SerioNameKind    kind,
+                                          gulong           line,
+                                          GError         **error);
+/* Called once a record has parsed; @values holds its values when @kind is
+ * not SERIO_NAME_ARRAY (up to 3 of them). */
+gboolean      _serio_seal_check_record   (SerioSealCheck  *check,
+                                          SerioNameKind    kind,
+                                          gsize            n_values,
+                                          const double    *values,
+                                          gulong           line,
+                                          GError         **error);
+/* Called before each line after the first: nothing may follow the seal. */
+gboolean      _serio_seal_check_trailing (SerioSealCheck  *check,
+                                          gulong           line,
+                                          GError         **error);
+/* Called at the end of the text. */
+gboolean      _serio_seal_check_finish   (SerioSealCheck  *check,
+                                          gulong           last_line,
+                                          GError         **error);
+void          _serio_seal_check_clear    (SerioSealCheck  *check);
 
 G_END_DECLS

@@ -35,7 +35,12 @@ G_BEGIN_DECLS
  *   64-bit float in its form's range (such as `1p1024` or
  *   `9007199254740993`)
  * @SERIO_ERROR_TRUNCATED: a non-empty input does not end with a line feed,
- *   so its last record may have been cut short
+ *   so its last record may have been cut short; or a sealed text ends
+ *   without its closing seal record
+ * @SERIO_ERROR_INTEGRITY: a sealed text does not match its seal: its bytes,
+ *   its number of records or what follows the seal differ from what was
+ *   written, so it was changed or damaged after it was written (see
+ *   the “Sealed texts” section of [the format](format.html))
  *
  * The ways in which reading v1 text can fail.
  *
@@ -51,6 +56,7 @@ typedef enum {
   SERIO_ERROR_LENGTH,
   SERIO_ERROR_DOMAIN,
   SERIO_ERROR_TRUNCATED,
+  SERIO_ERROR_INTEGRITY,
 } SerioError;
 
 SERIO_AVAILABLE_IN_ALL

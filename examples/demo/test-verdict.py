@@ -55,22 +55,44 @@ class DemoVerdictTest(unittest.TestCase):
         self.assertEqual(result.returncode, 0, result.stdout + result.stderr)
         self.assertIn("VERDICT: PASS", result.stdout)
 
-    def test_swapped_values_fail(self):
-        # Two canonical tokens swapped: the file still parses, the bits differ.
-        values = self.text.split(b"\n", 1)[0].rsplit(b"|", 1)[1]
+    def plain(self):
+        # The saved file is sealed: its first and last lines are the seal's.
+        lines = self.text.split(b"\n")
+        self.assertTrue(lines[0].startswith(b"v1|serio.sealed|"), lines[0])
+        self.assertTrue(lines[-2].startswith(b"v1|serio.seal|"), lines[-2])
+        return b"\n".join(lines[1:-2]) + b"\n"
+
+    @staticmethod
+    def swap_two_values(text):
+        # Two canonical tokens swapped: the text still parses as v1.
+        first = next(line for line in text.split(b"\n")
+                     if not line.startswith(b"v1|serio.sealed|"))
+        values = first.rsplit(b"|", 1)[1]
         tokens = values.split(b",")
-        self.assertNotEqual(tokens[0], tokens[1])
+        assert tokens[0] != tokens[1]
         tokens[0], tokens[1] = tokens[1], tokens[0]
-        edited = self.text.replace(values, b",".join(tokens), 1)
-        self.assert_fails(edited, "hidden.weight differs in 2 values")
+        return text.replace(values, b",".join(tokens), 1)
+
+    @staticmethod
+    def drop_last_array(text):
+        lines = text.rstrip(b"\n").split(b"\n")
+        last = -2 if lines[-1].startswith(b"v1|serio.seal|") else -1
+        del lines[last]
+        return b"\n".join(lines) + b"\n"
+
+    def test_swapped_values_fail(self):
+        # The seal catches the swap before the demo compares anything.
+        self.assert_fails(self.swap_two_values(self.text), "seal does not match")
+        # Without a seal the file loads, and the comparison catches it.
+        self.assert_fails(self.swap_two_values(self.plain()),
+                          "hidden.weight differs in 2 values")
 
     def test_cut_file_fails(self):
         self.assert_fails(self.text[:-1], "model.serio was rejected")
 
     def test_missing_array_fails(self):
-        last_line = self.text.rstrip(b"\n").rsplit(b"\n", 1)[1] + b"\n"
-        self.assert_fails(self.text.replace(last_line, b""),
-                          "output.bias is missing")
+        self.assert_fails(self.drop_last_array(self.text), "seal does not match")
+        self.assert_fails(self.drop_last_array(self.plain()), "output.bias is missing")
 
     def test_other_predictions_fail(self):
         # The trainer's record of one prediction, one ulp away.

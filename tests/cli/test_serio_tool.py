@@ -72,6 +72,16 @@ def serio_text(arrays):
     return ''.join(record(name, values) for name, values in arrays).encode('utf-8')
 
 
+def sealed(text):
+    """The sealed form of plain v1 @text (serio-v1-files.md §2), computed
+    with the python3-xxhash module, independently of libserio."""
+    import xxhash
+    body = b'v1|serio.sealed|1|1\n' + text
+    n = 1 + sum(1 for line in text.split(b'\n') if line.strip(b'\r'))
+    h = xxhash.xxh3_64_intdigest(body)
+    return body + b'v1|serio.seal|3|%d,%d,%d\n' % (n, h >> 32, h & 0xFFFFFFFF)
+
+
 def fnv1a_folded(data):
     h = 0xcbf29ce484222325
     for byte in data:
@@ -728,13 +738,13 @@ class ConvertTests(ToolTestCase):
                 proc = self.npy_to_serio(npy_bytes(byte_order + 'f8', (len(self.VALUES),),
                                                    f8_data(self.VALUES, byte_order)))
                 self.assertEqual(proc.stderr, b'')
-                self.assertEqual(self.read('out.serio'), serio_text([('in', self.VALUES)]))
+                self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', self.VALUES)])))
 
     def test_format_versions(self):
         for version in ((1, 0), (2, 0), (3, 0)):
             with self.subTest(version=version):
                 self.npy_to_serio(npy_bytes('<f8', (3,), f8_data([1.0, 2.0, 3.0]), version=version))
-                self.assertEqual(self.read('out.serio'), b'v1|in|3|1,2,3\n')
+                self.assertEqual(self.read('out.serio'), sealed(b'v1|in|3|1,2,3\n'))
         proc = self.npy_to_serio(npy_bytes('<f8', (3,), f8_data([1.0, 2.0, 3.0]), version=(4, 0)),
                                  status=1)
         self.assertIn('4.0', proc.stderr.decode())
@@ -742,7 +752,7 @@ class ConvertTests(ToolTestCase):
     def test_c_order_is_flattened_with_a_note(self):
         values = [float(i) for i in range(24)]
         proc = self.npy_to_serio(npy_bytes('<f8', (2, 3, 4), f8_data(values)))
-        self.assertEqual(self.read('out.serio'), serio_text([('in', values)]))
+        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', values)])))
         self.assertIn('(2, 3, 4)', proc.stderr.decode())
         self.assertIn('24 values', proc.stderr.decode())
 
@@ -754,19 +764,19 @@ class ConvertTests(ToolTestCase):
         for byte_order in '<>':
             self.npy_to_serio(npy_bytes(byte_order + 'f8', shape, f8_data(fortran, byte_order),
                                         fortran_order=True))
-            self.assertEqual(self.read('out.serio'), serio_text([('in', c_order)]))
+            self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', c_order)])))
         # a vector is the same in both orders
         self.npy_to_serio(npy_bytes('<f8', (3,), f8_data([1.0, 2.0, 3.0]), fortran_order=True))
-        self.assertEqual(self.read('out.serio'), b'v1|in|3|1,2,3\n')
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|3|1,2,3\n'))
 
     def test_scalar_and_empty(self):
         proc = self.npy_to_serio(npy_bytes('<f8', (), f8_data([2.5])))
-        self.assertEqual(self.read('out.serio'), b'v1|in|1|5p-1\n')
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|1|5p-1\n'))
         self.assertIn('shape ()', proc.stderr.decode())
         self.npy_to_serio(npy_bytes('<f8', (0,), b''))
-        self.assertEqual(self.read('out.serio'), b'v1|in|0|\n')
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|0|\n'))
         self.npy_to_serio(npy_bytes('<f8', (4, 0, 1 << 62), b''))
-        self.assertEqual(self.read('out.serio'), b'v1|in|0|\n')
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|0|\n'))
 
     def test_header_variants(self):
         data = f8_data([1.0, 2.0])
@@ -775,26 +785,26 @@ class ConvertTests(ToolTestCase):
                        "{'descr':'<f8','fortran_order':False,'shape':(1, 2)}"):
             with self.subTest(header=header):
                 self.npy_to_serio(npy_bytes(None, None, data, header=header))
-                self.assertEqual(self.read('out.serio'), b'v1|in|2|1,2\n')
+                self.assertEqual(self.read('out.serio'), sealed(b'v1|in|2|1,2\n'))
 
     def test_array_name(self):
         self.write('dense.w.npy', npy_bytes('<f8', (1,), f8_data([1.0])))
         self.run_tool('convert', 'dense.w.npy', 'a.serio', status=0)
-        self.assertEqual(self.read('a.serio'), b'v1|dense.w|1|1\n')
+        self.assertEqual(self.read('a.serio'), sealed(b'v1|dense.w|1|1\n'))
         os.mkdir(self.path('sub'))
         self.write('sub/UPPER.NPY', npy_bytes('<f8', (1,), f8_data([1.0])))
         self.run_tool('convert', 'sub/UPPER.NPY', 'b.serio', status=0)
-        self.assertEqual(self.read('b.serio'), b'v1|UPPER|1|1\n')
+        self.assertEqual(self.read('b.serio'), sealed(b'v1|UPPER|1|1\n'))
         self.run_tool('convert', '--name', 'given | name', 'dense.w.npy', 'c.serio', status=0)
-        self.assertEqual(self.read('c.serio'), b'v1|given _ name|1|1\n')
+        self.assertEqual(self.read('c.serio'), sealed(b'v1|given _ name|1|1\n'))
         self.write(b'\xffx.npy', npy_bytes('<f8', (1,), f8_data([1.0])))
         self.run_tool('convert', b'\xffx.npy', 'd.serio', status=0)
-        self.assertEqual(self.read('d.serio'), 'v1|\ufffdx|1|1\n'.encode())
+        self.assertEqual(self.read('d.serio'), sealed('v1|\ufffdx|1|1\n'.encode()))
 
     def test_nan_payloads_are_noted(self):
         odd_nans = [from_bits(0x7FF8000000000001), from_bits(0xFFF8000000000000)]
         proc = self.npy_to_serio(npy_bytes('<f8', (3,), f8_data(odd_nans + [CANONICAL_NAN])))
-        self.assertEqual(self.read('out.serio'), b'v1|in|3|nan,nan,nan\n')
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|3|nan,nan,nan\n'))
         self.assertIn('2 NaNs', proc.stderr.decode())
 
     def test_unsupported_dtypes(self):
@@ -869,7 +879,7 @@ class ConvertTests(ToolTestCase):
         npy = npy_bytes('<f8', (len(values),), f8_data(values))
         self.write('p.npy', npy)
         self.run_tool('convert', 'p.npy', 'p.serio', status=0)
-        self.assertEqual(self.read('p.serio'), serio_text([('p', values)]))
+        self.assertEqual(self.read('p.serio'), sealed(serio_text([('p', values)])))
         self.run_tool('convert', 'p.serio', 'back.npy', status=0)
         self.assertEqual(self.read('back.npy'), npy)
         # from big-endian, back to little-endian, same values

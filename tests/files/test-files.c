@@ -307,8 +307,8 @@ test_kill (void)
   guint scale = scale_down (1);
   g_autoptr(SerioBundle) bundle0 = make_bundle (0, scale);
   g_autoptr(SerioBundle) bundle1 = make_bundle (1, scale);
-  g_autoptr(GBytes) text0 = serio_bundle_to_bytes (bundle0);
-  g_autoptr(GBytes) text1 = serio_bundle_to_bytes (bundle1);
+  g_autoptr(GBytes) text0 = serio_bundle_to_sealed_bytes (bundle0);
+  g_autoptr(GBytes) text1 = serio_bundle_to_sealed_bytes (bundle1);
   SerioBundle *bundles[2] = { bundle0, bundle1 };
   GBytes *texts[2] = { text0, text1 };
   g_autofree char *scale_arg = g_strdup_printf ("%u", scale);
@@ -416,10 +416,12 @@ test_kill_first_save (void)
 {
   guint scale = scale_down (10);
   g_autoptr(SerioBundle) bundle = make_bundle (1, scale);
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) text = serio_bundle_to_sealed_bytes (bundle);
   gsize len;
   const char *data = g_bytes_get_data (text, &len);
-  gsize first_record = (const char *) memchr (data, '\n', len) - data + 1;
+  /* The end of the first array's record, after the seal's opening one. */
+  const char *opening_end = (const char *) memchr (data, '\n', len) + 1;
+  gsize first_record = (const char *) memchr (opening_end, '\n', len - (opening_end - data)) - data + 1;
   g_autofree char *out = NULL;
   int killed_by;
   TempDir tmp;
@@ -574,7 +576,7 @@ test_cancel_mid_save (void)
   g_autoptr(SerioBundle) old = make_bundle (0, scale_down (10));
   g_autoptr(SerioBundle) new = make_bundle (1, scale_down (1));
   g_autoptr(GBytes) old_text = NULL;
-  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
   guint cancelled = 0, completed = 0;
   TempDir tmp;
 

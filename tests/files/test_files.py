@@ -43,7 +43,7 @@ def make_bundle(which, scale):
 
 
 def text_of(bundle):
-    return bundle.to_bytes().get_data()
+    return bundle.to_sealed_bytes().get_data()
 
 
 def helper(*args):

@@ -269,7 +269,7 @@ class FileTest(unittest.TestCase):
         file = self.file('weights.serio')
         self.assertIs(self.bundle.save_to_file(file), True)
         with open(file.get_path(), 'rb') as f:
-            self.assertEqual(f.read(), self.bundle.to_string().encode())
+            self.assertEqual(f.read(), self.bundle.to_sealed_bytes().get_data())
         self.assertTrue(Serio.Bundle.from_file(file).equal(self.bundle))
 
     def test_save_and_load_async(self):
