@@ -71,6 +71,15 @@ test_invalid_names (void)
   serio_bundle_append (bundle, NULL, values, G_N_ELEMENTS (values));
   g_test_assert_expected_messages ();
 
+  /* The names of a seal's records, which the reader takes for a seal. */
+  EXPECT_CRITICAL ();
+  serio_bundle_append (bundle, "serio.sealed", values, G_N_ELEMENTS (values));
+  g_test_assert_expected_messages ();
+
+  EXPECT_CRITICAL ();
+  serio_bundle_append_bytes (bundle, "serio.seal", bytes);
+  g_test_assert_expected_messages ();
+
   assert_empty_and_readable (bundle);
 }
 
