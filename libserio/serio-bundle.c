@@ -857,7 +857,7 @@ sync_stream (GFileOutputStream  *stream,
  * [error@Serio.Error] whose message starts with the file's parse name
  * (`weights.serio: Line 4: …`) and which carries the location like the
  * errors of [ctor@Serio.Bundle.from_bytes]
- * ([func@Serio.error_get_line]). This blocks: GUI applications should use
+ * ([func@Serio.Error.get_line]). This blocks: GUI applications should use
  * [func@Serio.Bundle.from_file_async].
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set

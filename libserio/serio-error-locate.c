@@ -15,9 +15,9 @@
  * @text: v1 text, such as the contents of a file that failed to read
  * @code: (out) (optional): return location for the code of the error
  * @line: (out) (optional): return location for its line, as
- *   [func@Serio.error_get_line] gives it
+ *   [func@Serio.Error.get_line] gives it
  * @value_index: (out) (optional): return location for its value index, as
- *   [func@Serio.error_get_value_index] gives it
+ *   [func@Serio.Error.get_value_index] gives it
  *
  * Reads @text as [ctor@Serio.Bundle.from_bytes] does and, if that fails,
  * gives the location of the error as plain values rather than in a
@@ -25,7 +25,7 @@
  *
  * This is for bindings in which an error keeps only its domain, code and
  * message: PyGObject raises a `GLib.Error` made from those three, so
- * [func@Serio.error_get_line] gives 0 for every error caught in Python.
+ * [func@Serio.Error.get_line] gives 0 for every error caught in Python.
  * There, after `from_bytes(text)` has raised a `SERIO_ERROR`,
  * `failed, code, line, value_index = Serio.error_locate(text)` gives its
  * location (reading the text a second time, which stops at the same

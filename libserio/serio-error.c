@@ -87,7 +87,7 @@ g_error_with_serio_error_private_clear (GError *error)
  * Serio.Error.LENGTH)` in GJS; in Vala, catch `Serio.Error.LENGTH`.
  *
  * The domain is an extended one: its errors carry the location of the
- * problem, see [func@Serio.error_get_line].
+ * problem, see [func@Serio.Error.get_line].
  *
  * Returns: the error domain quark, named `serio-error-quark`
  */
@@ -174,7 +174,7 @@ serio_error_get_line (const GError *error)
  * Errors about a whole record or line (a count that does not match, an
  * unknown version, a bad name, a truncated input) have no value and give
  * 0, as do errors of other domains and errors whose location is not known
- * (see [func@Serio.error_get_line]).
+ * (see [func@Serio.Error.get_line]).
  *
  * Returns: the 1-based index of the value in its record, or 0 when the
  *   error is not about one value or the value is not known
@@ -204,7 +204,7 @@ serio_error_get_value_index (const GError *error)
  * the message itself otherwise.
  *
  * Returns: (nullable): the message without its location, or %NULL when
- *   the location is not known (see [func@Serio.error_get_line])
+ *   the location is not known (see [func@Serio.Error.get_line])
  */
 const char *
 serio_error_get_detail (const GError *error)
