@@ -52,7 +52,7 @@ serio_error_get_private (const GError *error)
   const gsize sa = 2 * sizeof (gsize);
   const gsize as = (sizeof (SerioErrorPrivate) + (sa - 1)) & -sa;
 
-  return (SerioErrorPrivate *) (((guint8 *) error) - as);
+  return (SerioErrorPrivate *) (gpointer) (((guint8 *) error) - as);
 }
 
 static void

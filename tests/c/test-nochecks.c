@@ -41,6 +41,8 @@ assert_empty_and_readable (SerioBundle *bundle)
   g_autoptr(SerioBundle) back = serio_bundle_from_string (text, &error);
 
   g_assert_no_error (error);
+  g_assert_nonnull (back);
+  g_assert_cmpuint (serio_bundle_get_n_arrays (back), ==, 0);
   g_assert_cmpuint (serio_bundle_get_n_arrays (bundle), ==, 0);
   g_assert_cmpstr (text, ==, "");
 }
