@@ -151,7 +151,7 @@ def emit_paragraph(block, out):
         out.extend(roff(line.strip()) for line in block)
 
 
-def command_section(serio, name, summary):
+def command_section(serio, name):
     """The section of one command, from `serio NAME --help`."""
     lines = run(serio, name, '--help').splitlines()
     out = ['.SS "serio %s"' % roff(name)]
@@ -205,8 +205,8 @@ def main():
     serio, version, output = sys.argv[1:]
     synopsis = []
     body = []
-    for name, summary in commands(serio):
-        usage, section = command_section(serio, name, summary)
+    for name, _summary in commands(serio):
+        usage, section = command_section(serio, name)
         synopsis.append(roff(usage))
         body.extend(section)
     page = (HEADER.format(version=version, synopsis='\n.br\n'.join(synopsis))

@@ -30,7 +30,8 @@ G_BEGIN_DECLS
  * @SERIO_ERROR_SYNTAX: the text is not in the canonical v1 form: a malformed
  *   record or token, a name that is not valid UTF-8, or a NUL byte
  * @SERIO_ERROR_LENGTH: a record's count differs from the number of values it
- *   holds
+ *   holds, or is more values than the memory of the system can hold (a
+ *   count of 2^29 on a 32-bit system)
  * @SERIO_ERROR_DOMAIN: a well-formed token does not denote exactly one finite
  *   64-bit float in its form's range (such as `1p1024` or
  *   `9007199254740993`)
