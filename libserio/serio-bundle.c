@@ -8,6 +8,8 @@
 
 #include <string.h>
 
+#include <glib/gi18n-lib.h>
+
 #include "serio-bundle.h"
 #include "serio-codec.h"
 #include "serio-error.h"
@@ -90,6 +92,20 @@ static GParamSpec *properties[N_PROPS];
 
 /* get_values() of an empty array points here rather than returning NULL. */
 static const double empty_values[1];
+
+/* g_return_if_fail (), kept with G_DISABLE_CHECKS: for the checks on what
+ * is appended, without which a bundle could hold what its text cannot (a
+ * name that is not UTF-8, which the reader rejects) or sizes that wrap.
+ * A failure is still a programmer error, with the same critical. */
+#define return_if_fail_always(expr) \
+  G_STMT_START { \
+    if (G_LIKELY (expr)) { } \
+    else \
+      { \
+        g_return_if_fail_warning (G_LOG_DOMAIN, G_STRFUNC, #expr); \
+        return; \
+      } \
+  } G_STMT_END
 
 #define NAMES_CHUNK_SIZE 1024
 
@@ -266,8 +282,15 @@ begin_array_cb (const char *name,
     }
   else
     {
-      values = _serio_alloc_large (n_values * sizeof (double));
-      owner = g_bytes_new_take (values, n_values * sizeof (double));
+      gsize size;
+
+      /* A count checked against the length of its line still wraps the
+       * size on a 32-bit system (2^29 values on a 1 GiB line), and may be
+       * more than the address space holds: the read fails then. */
+      if (!g_size_checked_mul (&size, n_values, sizeof (double)) ||
+          (values = _serio_try_alloc_large (size)) == NULL)
+        return NULL;
+      owner = g_bytes_new_take (values, size);
       g_ptr_array_add (self->blocks, owner);
     }
 
@@ -532,17 +555,19 @@ serio_bundle_append (SerioBundle  *self,
 {
   double *copy;
 
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (name != NULL);
-  g_return_if_fail (g_utf8_validate (name, -1, NULL));
-  g_return_if_fail (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
-  g_return_if_fail (values != NULL || n_values == 0);
-  g_return_if_fail (n_values <= G_MAXSIZE / sizeof (double));
+  gsize size;
 
-  copy = n_values > 0 ? g_memdup2 (values, n_values * sizeof (double)) : NULL;
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (name != NULL);
+  return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
+  return_if_fail_always (values != NULL || n_values == 0);
+  return_if_fail_always (g_size_checked_mul (&size, n_values, sizeof (double)));
+
+  copy = n_values > 0 ? g_memdup2 (values, size) : NULL;
   _serio_codec_canonicalize (copy, n_values);
 
-  append_values (self, name, g_bytes_new_take (copy, n_values * sizeof (double)));
+  append_values (self, name, g_bytes_new_take (copy, size));
 }
 
 /**
@@ -559,9 +584,9 @@ serio_bundle_append_array (SerioBundle *self,
                            const char  *name,
                            GArray      *values)
 {
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (values != NULL);
-  g_return_if_fail (g_array_get_element_size (values) == sizeof (double));
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (values != NULL);
+  return_if_fail_always (g_array_get_element_size (values) == sizeof (double));
 
   serio_bundle_append (self, name, (const double *) (gconstpointer) values->data, values->len);
 }
@@ -589,14 +614,14 @@ serio_bundle_append_bytes (SerioBundle *self,
   gsize size;
   gconstpointer data;
 
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (name != NULL);
-  g_return_if_fail (g_utf8_validate (name, -1, NULL));
-  g_return_if_fail (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
-  g_return_if_fail (values != NULL);
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (name != NULL);
+  return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
+  return_if_fail_always (values != NULL);
 
   data = g_bytes_get_data (values, &size);
-  g_return_if_fail (size % sizeof (double) == 0);
+  return_if_fail_always (size % sizeof (double) == 0);
 
   if ((guintptr) data % G_ALIGNOF (double) == 0 &&
            _serio_codec_is_canonical (data, size / sizeof (double)))
@@ -801,7 +826,10 @@ serio_bundle_equal (SerioBundle *a,
  *
  * Failing to read the file gives a %G_IO_ERROR (such as
  * %G_IO_ERROR_NOT_FOUND or %G_IO_ERROR_IS_DIRECTORY); bad contents give a
- * [error@Serio.Error]. This blocks: GUI applications should use
+ * [error@Serio.Error] whose message starts with the file's parse name
+ * (`weights.serio: Line 4: …`) and which carries the location like the
+ * errors of [ctor@Serio.Bundle.from_bytes]
+ * ([func@Serio.Error.get_line]). This blocks: GUI applications should use
  * [func@Serio.Bundle.from_file_async].
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
@@ -812,7 +840,9 @@ serio_bundle_from_file (GFile         *file,
                         GError       **error)
 {
   g_autofree char *contents = NULL;
+  g_autoptr(GError) local_error = NULL;
   gsize len;
+  SerioBundle *bundle;
 
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
@@ -821,7 +851,18 @@ serio_bundle_from_file (GFile         *file,
   if (!g_file_load_contents (file, cancellable, &contents, &len, NULL, error))
     return NULL;
 
-  return from_data (contents, len, error);
+  bundle = from_data (contents, len, &local_error);
+  if (bundle == NULL)
+    {
+      g_autofree char *name = g_file_get_parse_name (file);
+
+      /* TRANSLATORS: a file name, before an error message about its
+       * contents */
+      g_prefix_error (&local_error, _("%s: "), name);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+    }
+
+  return bundle;
 }
 
 static void
