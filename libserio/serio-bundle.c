@@ -6,19 +6,16 @@
 
 #include "config.h"
 
-#include <errno.h>
 #include <string.h>
+
+#include <glib/gi18n-lib.h>
 
 #include "serio-bundle.h"
 #include "serio-codec.h"
 #include "serio-error.h"
 #include "serio-private.h"
+#include "serio-save.h"
 #include "serio-shape.h"
-
-#ifdef G_OS_UNIX
-# include <unistd.h>
-# include <gio/gfiledescriptorbased.h>
-#endif
 
 /**
  * SerioBundle:
@@ -96,6 +93,20 @@ static GParamSpec *properties[N_PROPS];
 
 /* get_values() of an empty array points here rather than returning NULL. */
 static const double empty_values[1];
+
+/* g_return_if_fail (), kept with G_DISABLE_CHECKS: for the checks on what
+ * is appended, without which a bundle could hold what its text cannot (a
+ * name that is not UTF-8, which the reader rejects) or sizes that wrap.
+ * A failure is still a programmer error, with the same critical. */
+#define return_if_fail_always(expr) \
+  G_STMT_START { \
+    if (G_LIKELY (expr)) { } \
+    else \
+      { \
+        g_return_if_fail_warning (G_LOG_DOMAIN, G_STRFUNC, #expr); \
+        return; \
+      } \
+  } G_STMT_END
 
 #define NAMES_CHUNK_SIZE 1024
 
@@ -272,8 +283,15 @@ begin_array_cb (const char *name,
     }
   else
     {
-      values = _serio_alloc_large (n_values * sizeof (double));
-      owner = g_bytes_new_take (values, n_values * sizeof (double));
+      gsize size;
+
+      /* A count checked against the length of its line still wraps the
+       * size on a 32-bit system (2^29 values on a 1 GiB line), and may be
+       * more than the address space holds: the read fails then. */
+      if (!g_size_checked_mul (&size, n_values, sizeof (double)) ||
+          (values = _serio_try_alloc_large (size)) == NULL)
+        return NULL;
+      owner = g_bytes_new_take (values, size);
       g_ptr_array_add (self->blocks, owner);
     }
 
@@ -538,17 +556,19 @@ serio_bundle_append (SerioBundle  *self,
 {
   double *copy;
 
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (name != NULL);
-  g_return_if_fail (g_utf8_validate (name, -1, NULL));
-  g_return_if_fail (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
-  g_return_if_fail (values != NULL || n_values == 0);
-  g_return_if_fail (n_values <= G_MAXSIZE / sizeof (double));
+  gsize size;
 
-  copy = n_values > 0 ? g_memdup2 (values, n_values * sizeof (double)) : NULL;
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (name != NULL);
+  return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
+  return_if_fail_always (values != NULL || n_values == 0);
+  return_if_fail_always (g_size_checked_mul (&size, n_values, sizeof (double)));
+
+  copy = n_values > 0 ? g_memdup2 (values, size) : NULL;
   _serio_codec_canonicalize (copy, n_values);
 
-  append_values (self, name, g_bytes_new_take (copy, n_values * sizeof (double)));
+  append_values (self, name, g_bytes_new_take (copy, size));
 }
 
 /**
@@ -565,9 +585,9 @@ serio_bundle_append_array (SerioBundle *self,
                            const char  *name,
                            GArray      *values)
 {
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (values != NULL);
-  g_return_if_fail (g_array_get_element_size (values) == sizeof (double));
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (values != NULL);
+  return_if_fail_always (g_array_get_element_size (values) == sizeof (double));
 
   serio_bundle_append (self, name, (const double *) (gconstpointer) values->data, values->len);
 }
@@ -595,14 +615,14 @@ serio_bundle_append_bytes (SerioBundle *self,
   gsize size;
   gconstpointer data;
 
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (name != NULL);
-  g_return_if_fail (g_utf8_validate (name, -1, NULL));
-  g_return_if_fail (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
-  g_return_if_fail (values != NULL);
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (name != NULL);
+  return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
+  return_if_fail_always (values != NULL);
 
   data = g_bytes_get_data (values, &size);
-  g_return_if_fail (size % sizeof (double) == 0);
+  return_if_fail_always (size % sizeof (double) == 0);
 
   if ((guintptr) data % G_ALIGNOF (double) == 0 &&
            _serio_codec_is_canonical (data, size / sizeof (double)))
@@ -833,29 +853,6 @@ serio_bundle_equal (SerioBundle *a,
 /* Files                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Names tried for the temporary file of a new file before giving up. */
-#define TEMP_NAME_ATTEMPTS 100
-
-/* Flushes what was written to @stream to the disk, where the stream can. */
-static gboolean
-sync_stream (GFileOutputStream  *stream,
-             GError            **error)
-{
-#ifdef G_OS_UNIX
-  if (G_IS_FILE_DESCRIPTOR_BASED (stream) &&
-      fsync (g_file_descriptor_based_get_fd (G_FILE_DESCRIPTOR_BASED (stream))) != 0)
-    {
-      int saved_errno = errno;
-
-      g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-                           g_strerror (saved_errno));
-      return FALSE;
-    }
-#endif
-
-  return TRUE;
-}
-
 /**
  * serio_bundle_from_file: (constructor)
  * @file: the file to read
@@ -866,7 +863,10 @@ sync_stream (GFileOutputStream  *stream,
  *
  * Failing to read the file gives a %G_IO_ERROR (such as
  * %G_IO_ERROR_NOT_FOUND or %G_IO_ERROR_IS_DIRECTORY); bad contents give a
- * [error@Serio.Error]. This blocks: GUI applications should use
+ * [error@Serio.Error] whose message starts with the file's parse name
+ * (`weights.serio: Line 4: …`) and which carries the location like the
+ * errors of [ctor@Serio.Bundle.from_bytes]
+ * ([func@Serio.Error.get_line]). This blocks: GUI applications should use
  * [func@Serio.Bundle.from_file_async].
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
@@ -877,7 +877,9 @@ serio_bundle_from_file (GFile         *file,
                         GError       **error)
 {
   g_autofree char *contents = NULL;
+  g_autoptr(GError) local_error = NULL;
   gsize len;
+  SerioBundle *bundle;
 
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
@@ -886,7 +888,18 @@ serio_bundle_from_file (GFile         *file,
   if (!g_file_load_contents (file, cancellable, &contents, &len, NULL, error))
     return NULL;
 
-  return from_data (contents, len, error);
+  bundle = from_data (contents, len, &local_error);
+  if (bundle == NULL)
+    {
+      g_autofree char *name = g_file_get_parse_name (file);
+
+      /* TRANSLATORS: a file name, before an error message about its
+       * contents */
+      g_prefix_error (&local_error, _("%s: "), name);
+      g_propagate_error (error, g_steal_pointer (&local_error));
+    }
+
+  return bundle;
 }
 
 static void
@@ -956,75 +969,6 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-/* Writes @bytes to @stream and closes it, syncing to disk first if @sync.
- * On failure the stream is closed with a cancelled cancellable, which makes
- * a replace stream delete its temporary file rather than rename it over the
- * original, as g_file_replace_contents() does when a write fails. */
-static gboolean
-write_and_close (GFileOutputStream  *stream,
-                 GBytes             *bytes,
-                 gboolean            sync,
-                 GCancellable       *cancellable,
-                 GError            **error)
-{
-  g_autoptr(GCancellable) abandon = NULL;
-  gsize size;
-  gconstpointer data = g_bytes_get_data (bytes, &size);
-
-  if (g_output_stream_write_all (G_OUTPUT_STREAM (stream), data, size, NULL, cancellable, error) &&
-      (!sync || sync_stream (stream, error)) &&
-      g_output_stream_close (G_OUTPUT_STREAM (stream), cancellable, error))
-    return TRUE;
-
-  abandon = g_cancellable_new ();
-  g_cancellable_cancel (abandon);
-  g_output_stream_close (G_OUTPUT_STREAM (stream), abandon, NULL);
-
-  return FALSE;
-}
-
-/* Saves to a @file that does not exist yet. GIO's replace writes through a
- * temporary file only when there is an original to protect, and otherwise
- * writes to @file itself, where a crash would leave part of a bundle that
- * may well parse. So the text goes to a new file next to @file, which is
- * synced and then renamed into place. */
-static gboolean
-save_new_file (GFile         *file,
-               GFile         *parent,
-               GBytes        *bytes,
-               GCancellable  *cancellable,
-               GError       **error)
-{
-  g_autoptr(GFile) temp = NULL;
-  g_autoptr(GFileOutputStream) stream = NULL;
-
-  for (guint attempt = 1; stream == NULL; attempt++)
-    {
-      g_autofree char *name = g_strdup_printf (".serio-save-%08x", g_random_int ());
-      g_autoptr(GError) local_error = NULL;
-
-      g_clear_object (&temp);
-      temp = g_file_get_child (parent, name);
-      stream = g_file_create (temp, G_FILE_CREATE_NONE, cancellable, &local_error);
-      if (stream == NULL &&
-          (attempt == TEMP_NAME_ATTEMPTS ||
-           !g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_EXISTS)))
-        {
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          return FALSE;
-        }
-    }
-
-  if (write_and_close (stream, bytes, TRUE, cancellable, error) &&
-      g_file_move (temp, file, G_FILE_COPY_OVERWRITE | G_FILE_COPY_NO_FALLBACK_FOR_MOVE,
-                   cancellable, NULL, NULL, error))
-    return TRUE;
-
-  g_file_delete (temp, NULL, NULL);
-
-  return FALSE;
-}
-
 /**
  * serio_bundle_save_to_file:
  * @self: a #SerioBundle
@@ -1040,13 +984,33 @@ save_new_file (GFile         *file,
  * [method@Serio.Bundle.save_to_file_full] with %SERIO_SAVE_FLAGS_PLAIN for
  * plain v1 text.
  *
- * The text goes to a temporary file next to @file, which is synced to disk
- * and then renamed over @file. If the save fails part-way (the disk is
- * full, the operation is cancelled) the temporary file is removed and
- * @file stays byte for byte as it was, or absent if it did not exist; if
- * the program is killed during the save, @file holds either the old or the
- * new bundle, never a mixture or a part. A symbolic link at @file is
- * replaced by a regular file.
+ * The text goes to a temporary file in the directory of @file, which is
+ * synced to disk and then renamed over @file (or linked in, for a new
+ * file), after which the directory is synced. If the save fails part-way
+ * (the disk is full, the operation is cancelled) the temporary file is
+ * removed and @file stays byte for byte as it was, or absent if it did not
+ * exist; if the program is killed during the save, @file holds either the
+ * old or the new bundle, never a mixture or a part. The function returns
+ * %TRUE exactly when the new bundle is in place: a cancel that arrives
+ * after that is not reported.
+ *
+ * Saving over a regular file keeps its permissions, and its owner and
+ * group where the process may set them (extended attributes and ACLs are
+ * not copied). A symbolic link at @file is replaced by a regular file,
+ * with the mode of a new file; the file it pointed to is not changed. A
+ * file with other hard links is replaced under the name @file only: @file
+ * becomes a new file with the new bundle, and the other names keep the old
+ * contents.
+ *
+ * On Linux the temporary file has no name (`O_TMPFILE`) until it is put in
+ * place, so a killed save leaves nothing behind (except in the two system
+ * calls that link and rename it over an existing file). Where that is not
+ * supported, it is named `.serio-save-` and eight hexadecimal digits, and a
+ * killed save can leave it behind: such files hold no useful data and can
+ * be removed when no save is running.
+ *
+ * Errors are in the %G_IO_ERROR domain and their message names @file,
+ * never the temporary file.
  *
  * This blocks: GUI applications should use
  * [method@Serio.Bundle.save_to_file_async].
@@ -1083,8 +1047,6 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
                                 GError         **error)
 {
   g_autoptr(GBytes) bytes = NULL;
-  g_autoptr(GFile) parent = NULL;
-  g_autoptr(GFileOutputStream) stream = NULL;
   gsize len;
   char *text;
 
@@ -1097,16 +1059,7 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
   text = serialize (self, (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, &len);
   bytes = g_bytes_new_take (text, len);
 
-  parent = g_file_get_parent (file);
-  if (parent != NULL && !g_file_query_exists (file, cancellable))
-    return save_new_file (file, parent, bytes, cancellable, error);
-
-  /* Over an existing file, GIO writes a temporary file, syncs it and
-   * renames it into place on close. */
-  stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
-                           cancellable, error);
-
-  return stream != NULL && write_and_close (stream, bytes, FALSE, cancellable, error);
+  return _serio_save_bytes (file, bytes, cancellable, error);
 }
 
 typedef struct
@@ -1229,6 +1182,9 @@ serio_bundle_save_to_file_full_async (SerioBundle         *self,
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, serio_bundle_save_to_file_full_async);
+  /* The save reports what happened to the file: a cancel that comes after
+   * the new contents are in place must not turn it into a failure. */
+  g_task_set_check_cancellable (task, FALSE);
   g_task_set_priority (task, io_priority);
   g_task_set_task_data (task, save, save_data_free);
   g_task_run_in_thread (task, save_thread);
@@ -1242,6 +1198,10 @@ serio_bundle_save_to_file_full_async (SerioBundle         *self,
  *
  * Finishes [method@Serio.Bundle.save_to_file_async] or
  * [method@Serio.Bundle.save_to_file_full_async].
+ *
+ * The result is what happened to the file: %TRUE exactly when the new
+ * bundle is in place, even if the save's #GCancellable was cancelled after
+ * that, before this call.
  *
  * Returns: %TRUE if the file was written, %FALSE with @error set
  */

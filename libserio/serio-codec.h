@@ -71,7 +71,9 @@ char    *_serio_codec_write_tokens   (char         *out,
  * Called once per record, in order, before its values are parsed.
  *
  * Returns: room for @n_values doubles, which the reader fills in; it may
- *   be %NULL when @n_values is 0
+ *   be %NULL when @n_values is 0, and is %NULL for a nonzero @n_values
+ *   that cannot be held in memory, which fails the read with
+ *   %SERIO_ERROR_LENGTH
  */
 typedef double *(*SerioCodecArrayFunc) (const char *name,
                                         gsize       name_len,

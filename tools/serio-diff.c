@@ -324,14 +324,17 @@ format_distance (guint64   ulps,
                  Precision precision)
 {
   unsigned long long n = ulps;
+  /* ngettext takes an unsigned long, 32 bits on i686: a count beyond it
+   * picks the plural form of a number with the same last digits. */
+  gulong plural = ulps > G_MAXULONG ? (gulong) (ulps % 1000000 + 1000000) : (gulong) ulps;
 
   if (precision == PRECISION_INTEGER)
     /* TRANSLATORS: a difference between two integers */
-    return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%llu unit", "%llu units", n), n);
+    return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%llu unit", "%llu units", plural), n);
 
   /* TRANSLATORS: a distance between two floating-point numbers, in
    * units in the last place */
-  return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%llu ULP", "%llu ULPs", n), n);
+  return g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%llu ULP", "%llu ULPs", plural), n);
 }
 
 /* numpy.allclose (a, b, rtol, atol, equal_nan=True) for one pair. */

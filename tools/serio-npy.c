@@ -18,6 +18,7 @@
 #include <glib/gi18n.h>
 #include <zlib.h>
 
+#include "serio-save.h"
 #include "serio-tool.h"
 
 #define MAGIC "\x93NUMPY"
@@ -1002,9 +1003,10 @@ write_output (GOutputStream         *stream,
  *   @arrays, stored or compressed
  *
  * Writes a version 1.0 .npy file of one little-endian float64 array of its
- * shape, or a .npz archive of such files, replacing @file atomically: on
- * failure @file is left as it was (or removed, if it did not exist), as
- * serio_bundle_save_to_file() does.
+ * shape, or a .npz archive of such files, replacing @file atomically
+ * through the library's save helper, as serio_bundle_save_to_file() does:
+ * on failure @file is left as it was (or absent, if it did not exist), the
+ * mode of an existing file is kept, and errors name @file.
  */
 gboolean
 serio_tool_npy_write (GFile                 *file,
@@ -1013,25 +1015,11 @@ serio_tool_npy_write (GFile                 *file,
                       SerioToolNumpyFormat   format,
                       GError               **error)
 {
-  g_autoptr(GFileOutputStream) stream = NULL;
-  g_autoptr(GCancellable) abandon = NULL;
-  gboolean existed = g_file_query_exists (file, NULL);
+  g_autoptr(SerioSave) save = _serio_save_begin (file, NULL, error);
 
-  stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION, NULL, error);
-  if (stream == NULL)
+  if (save == NULL ||
+      !write_output (_serio_save_get_stream (save), arrays, n_arrays, format, error))
     return FALSE;
 
-  if (write_output (G_OUTPUT_STREAM (stream), arrays, n_arrays, format, error) &&
-      g_output_stream_close (G_OUTPUT_STREAM (stream), NULL, error))
-    return TRUE;
-
-  /* A close with a cancelled cancellable drops the temporary file instead
-   * of renaming it over the original. */
-  abandon = g_cancellable_new ();
-  g_cancellable_cancel (abandon);
-  g_output_stream_close (G_OUTPUT_STREAM (stream), abandon, NULL);
-  if (!existed)
-    g_file_delete (file, NULL, NULL);
-
-  return FALSE;
+  return _serio_save_commit (g_steal_pointer (&save), NULL, error);
 }
