@@ -433,9 +433,11 @@ def load_estimator(path, estimator):
     (64,))``). Arrays come back writable, in their shape and data type;
     0-d numbers as Python numbers, lists as lists. What the estimator keeps
     in private attributes is not restored: for an ``MLPClassifier``,
-    ``predict_proba()`` works on the result, and ``predict()`` needs its
-    label binarizer back: ``clf._label_binarizer =
-    LabelBinarizer().fit(clf.classes_)``.
+    ``predict_proba()`` works on the result; for ``predict()`` and
+    ``partial_fit()``, pass an estimator that one ``partial_fit()`` call
+    has set up (``MLPClassifier(...).partial_fit(x[:1], y[:1],
+    classes=classes)``), whose private state the loaded attributes then
+    complete.
     """
     numpy = _import_numpy('Serio.load_estimator()')
     bundle = Bundle.from_file(path)

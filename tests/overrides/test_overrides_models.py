@@ -281,6 +281,16 @@ class TestScikitLearn(TempDirTestCase):
         self.assertIsInstance(restored.loss_curve_, list)
         self.assertEqual(numpy.array(restored.loss_curve_).tobytes(),
                          numpy.array(clf.loss_curve_).tobytes())
+        # Loaded into an estimator that partial_fit() has set up, predict()
+        # and further training work too, on writable arrays.
+        primed = MLPClassifier(**params).partial_fit(digits_x[:1], digits_y[:1],
+                                                     classes=numpy.arange(10))
+        primed = Serio.load_estimator(path, primed)
+        self.assertEqual(primed.predict_proba(digits_x[1000:]).tobytes(), expected.tobytes())
+        self.assertEqual(primed.predict(digits_x[1000:]).tobytes(),
+                         clf.predict(digits_x[1000:]).tobytes())
+        primed.partial_fit(digits_x[:100], digits_y[:100])
+        self.assertNotEqual(primed.predict_proba(digits_x[1000:]).tobytes(), expected.tobytes())
         # An estimator fitted otherwise gives other probabilities.
         other = MLPClassifier(hidden_layer_sizes=(32,), max_iter=1, random_state=1)
         with warnings.catch_warnings():
