@@ -100,6 +100,17 @@ class TestSaveLoad(TempDirTestCase):
         self.assertEqual(loaded['b'].dtype, numpy.float64)
         self.assertEqual(loaded['n'].shape, ())
 
+    def test_keys_that_look_like_shapes_come_back_whole(self):
+        path = self.dir / 'keys.serio'
+        arrays = {'w[3]': numpy.zeros(3), 'm[2x1]': numpy.ones((2, 1)), 'x]': numpy.ones(1),
+                  'plain': numpy.ones(2)}
+        Serio.save(path, arrays)
+        self.assertEqual(self.text(path), 'v1|w[3][3]|3|0,0,0\nv1|m[2x1][2x1]|2|1,1\n'
+                         'v1|x][1]|1|1\nv1|plain|2|1,1\n')
+        loaded = Serio.load(path)
+        self.assertEqual(list(loaded), list(arrays))
+        self.assertEqual([a.shape for a in loaded.values()], [(3,), (2, 1), (1,), (2,)])
+
     def test_plain_files_load_as_float64(self):
         path = self.dir / 'hand.serio'
         path.write_text('v1|w[2x2]|4|1,2,3,4\nv1|w[4]|4|5,6,7,8\nv1|x[3]|2|1,2\n')
