@@ -15,6 +15,7 @@
 #include "serio-error.h"
 #include "serio-private.h"
 #include "serio-save.h"
+#include "serio-shape.h"
 
 /**
  * SerioBundle:
@@ -26,6 +27,13 @@
  * A bundle is a list, not a map: names may repeat and may be empty, and
  * arrays keep the order in which they were appended.
  * [method@Serio.Bundle.lookup] finds the first array of a given name.
+ *
+ * An array's shape travels in its name: `conv1.weight[16x3x3x3]` holds a
+ * 16×3×3×3 array in C order, `steps[]` a 0-d scalar, and any other name a
+ * one-dimensional array. [method@Serio.Bundle.get_shape] and
+ * [method@Serio.Bundle.get_base_name] read it,
+ * [method@Serio.Bundle.append_with_shape] writes it, and
+ * [method@Serio.Bundle.lookup] finds an array by its base name too.
  *
  * Arrays are immutable once appended: a bundle only grows. Two
  * normalisations happen on the way in, so that a bundle always holds exactly
@@ -745,25 +753,61 @@ serio_bundle_get_bytes (SerioBundle *self,
 /**
  * serio_bundle_lookup:
  * @self: a #SerioBundle
- * @name: the name to look for
+ * @name: the name to look for: a stored name or a base name
  * @index: (out) (optional): return location for the index of the array
  *
- * Finds the first array called @name. Names are compared as stored, that
- * is after `|`, CR and LF have become `_`.
+ * Finds an array by name, in two steps:
  *
- * Returns: %TRUE if an array called @name exists, %FALSE otherwise
+ * 1. the first array whose stored name is exactly @name;
+ * 2. if there is none, the first array whose base name (see
+ *    [method@Serio.Bundle.get_base_name]) is @name.
+ *
+ * So `conv1.weight` finds `conv1.weight[16x3x3x3]`, and so does
+ * `conv1.weight[16x3x3x3]`. When a bundle holds both `w` and `w[2]`, `w`
+ * finds `w` (an exact name wins, wherever it is) and `w[2]` finds `w[2]`;
+ * when it holds `w[2]` and `w[3]`, `w` finds the first of them. A suffix
+ * that is not a shape (`w[5]` with 3 values) is part of the base name, so
+ * only `w[5]` finds that array.
+ *
+ * Names are compared as stored, that is after `|`, CR and LF have become
+ * `_`.
+ *
+ * Returns: %TRUE if an array was found, %FALSE otherwise
  */
 gboolean
 serio_bundle_lookup (SerioBundle *self,
                      const char  *name,
                      guint       *index)
 {
+  gsize len;
+
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (name != NULL, FALSE);
 
   for (guint i = 0; i < self->entries->len; i++)
     {
       if (strcmp (get_entry (self, i)->name, name) == 0)
+        {
+          if (index != NULL)
+            *index = i;
+          return TRUE;
+        }
+    }
+
+  len = strlen (name);
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      SerioEntry *entry = get_entry (self, i);
+      guint64 dims[SERIO_SHAPE_MAX_DIMS];
+      gsize base_len;
+      guint n_dims;
+
+      /* Only a name that continues with '[' after @name can match. */
+      if (strncmp (entry->name, name, len) != 0 || entry->name[len] != '[')
+        continue;
+
+      if (_serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n_dims) &&
+          base_len == len)
         {
           if (index != NULL)
             *index = i;
@@ -1179,4 +1223,219 @@ serio_bundle_save_to_file_finish (SerioBundle   *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Shapes                                                             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * serio_bundle_get_shape:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ * @n_dims: (out): return location for the number of dimensions
+ *
+ * Gets the shape of the array at @index, from its name (see
+ * serio-v1-files.md §3, "Shapes").
+ *
+ * A name that ends in a shape suffix, such as `conv1.weight[16x3x3x3]` or
+ * `bn1.num_batches_tracked[]`, gives that shape: (16, 3, 3, 3), or no
+ * dimensions at all for a 0-d scalar. A suffix is a shape suffix when it
+ * lists at most %SERIO_SHAPE_MAX_DIMS dimensions, each a canonical decimal
+ * (`0`, or digits without a leading zero) below 2<sup>64</sup>, whose
+ * product is the array's number of values. Any other name is that of a
+ * one-dimensional array: its shape is its number of values.
+ *
+ * The values are in C (row-major) order: the last dimension varies
+ * fastest.
+ *
+ * Returns: (array length=n_dims) (transfer full): the dimensions, a new
+ *   array to free with g_free(); never %NULL, even for a 0-d array
+ */
+guint64 *
+serio_bundle_get_shape (SerioBundle *self,
+                        guint        index,
+                        guint       *n_dims)
+{
+  SerioEntry *entry;
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  gsize base_len;
+  guint n;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+  g_return_val_if_fail (n_dims != NULL, NULL);
+
+  entry = get_entry (self, index);
+  _serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n);
+  *n_dims = n;
+
+  /* At least one element, so that a 0-d shape is not %NULL. */
+  return g_memdup2 (dims, MAX (n, 1) * sizeof (guint64));
+}
+
+/**
+ * serio_bundle_get_base_name:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ *
+ * Gets the name of the array at @index without its shape suffix: `conv1.weight`
+ * for `conv1.weight[16x3x3x3]`. For a name without a shape suffix (see
+ * [method@Serio.Bundle.get_shape]), this is the whole name, as
+ * [method@Serio.Bundle.get_name] returns it; so an array has a shape
+ * suffix exactly when the two differ.
+ *
+ * Returns: (transfer full): the base name, valid UTF-8
+ */
+char *
+serio_bundle_get_base_name (SerioBundle *self,
+                            guint        index)
+{
+  SerioEntry *entry;
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  gsize base_len;
+  guint n;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+
+  entry = get_entry (self, index);
+  _serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n);
+
+  return g_strndup (entry->name, base_len);
+}
+
+/* The stored name of an array of @shape, or %NULL if the shape is not one
+ * of @n_values values. */
+static char *
+shaped_name (const char    *base_name,
+             const guint64 *shape,
+             guint          n_dims,
+             gsize          n_values)
+{
+  guint64 count;
+
+  if (!_serio_shape_count (shape, n_dims, &count) || count != n_values)
+    return NULL;
+
+  return _serio_shape_format_name (base_name, shape, n_dims);
+}
+
+/**
+ * serio_bundle_append_with_shape:
+ * @self: a #SerioBundle
+ * @base_name: the base name of the array, valid UTF-8
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for a
+ *   0-d scalar
+ * @values: (array length=n_values) (nullable): the values, in C (row-major)
+ *   order
+ * @n_values: the number of values, which must be the product of the
+ *   dimensions (1 for a 0-d scalar)
+ *
+ * Appends a copy of @values under @base_name followed by the shape suffix
+ * of @shape: `w` with the shape (2, 3) is stored as `w[2x3]`, and with no
+ * dimensions as `w[]`. The suffix is written for every shape, a
+ * one-dimensional one included. [method@Serio.Bundle.get_shape] and
+ * [method@Serio.Bundle.get_base_name] then give @shape and @base_name back
+ * (the latter sanitized as by [method@Serio.Bundle.append]).
+ *
+ * A @n_values that is not the product of the dimensions is a programmer
+ * error, like a @base_name that is not UTF-8: nothing is appended.
+ */
+void
+serio_bundle_append_with_shape (SerioBundle   *self,
+                                const char    *base_name,
+                                const guint64 *shape,
+                                guint          n_dims,
+                                const double  *values,
+                                gsize          n_values)
+{
+  g_autofree char *name = NULL;
+
+  g_return_if_fail (SERIO_IS_BUNDLE (self));
+  g_return_if_fail (base_name != NULL);
+  g_return_if_fail (shape != NULL || n_dims == 0);
+  g_return_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS);
+
+  name = shaped_name (base_name, shape, n_dims, n_values);
+  g_return_if_fail (name != NULL);
+
+  serio_bundle_append (self, name, values, n_values);
+}
+
+/**
+ * serio_bundle_append_bytes_with_shape:
+ * @self: a #SerioBundle
+ * @base_name: the base name of the array, valid UTF-8
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for a
+ *   0-d scalar
+ * @values: the values as native-endian 64-bit floats in C (row-major)
+ *   order; its size must be 8 times the product of the dimensions
+ *
+ * Appends the doubles held in @values like
+ * [method@Serio.Bundle.append_bytes], under @base_name followed by the
+ * shape suffix of @shape, as [method@Serio.Bundle.append_with_shape] does.
+ *
+ * This is the fast path from NumPy: the Python override's `append_numpy()`
+ * uses it for arrays of any number of dimensions.
+ */
+void
+serio_bundle_append_bytes_with_shape (SerioBundle   *self,
+                                      const char    *base_name,
+                                      const guint64 *shape,
+                                      guint          n_dims,
+                                      GBytes        *values)
+{
+  g_autofree char *name = NULL;
+  gsize size;
+
+  g_return_if_fail (SERIO_IS_BUNDLE (self));
+  g_return_if_fail (base_name != NULL);
+  g_return_if_fail (shape != NULL || n_dims == 0);
+  g_return_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS);
+  g_return_if_fail (values != NULL);
+
+  size = g_bytes_get_size (values);
+  g_return_if_fail (size % sizeof (double) == 0);
+
+  name = shaped_name (base_name, shape, n_dims, size / sizeof (double));
+  g_return_if_fail (name != NULL);
+
+  serio_bundle_append_bytes (self, name, values);
+}
+
+/**
+ * serio_bundle_dup_values:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ * @n_values: (out): return location for the number of values
+ *
+ * Gets a copy of the values of the array at @index, which the caller owns
+ * and may change without changing the bundle.
+ *
+ * Bindings that cannot express a read-only array use this: in Vala,
+ * `bundle.get_values (i)` calls it, so that writing into the result never
+ * changes the bundle, whose values never change once appended. In C,
+ * [method@Serio.Bundle.get_values] gives the values without a copy.
+ *
+ * Returns: (array length=n_values) (transfer full): a copy of the values,
+ *   to free with g_free(); never %NULL, even for an empty array
+ */
+double *
+serio_bundle_dup_values (SerioBundle *self,
+                         guint        index,
+                         gsize       *n_values)
+{
+  SerioEntry *entry;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+  g_return_val_if_fail (n_values != NULL, NULL);
+
+  entry = get_entry (self, index);
+  *n_values = entry->n_values;
+
+  return g_memdup2 (entry->values, MAX (entry->n_values, 1) * sizeof (double));
 }
