@@ -28,6 +28,13 @@
  * arrays keep the order in which they were appended.
  * [method@Serio.Bundle.lookup] finds the first array of a given name.
  *
+ * An array's shape travels in its name: `conv1.weight[16x3x3x3]` holds a
+ * 16×3×3×3 array in C order, `steps[]` a 0-d scalar, and any other name a
+ * one-dimensional array. [method@Serio.Bundle.get_shape] and
+ * [method@Serio.Bundle.get_base_name] read it,
+ * [method@Serio.Bundle.append_with_shape] writes it, and
+ * [method@Serio.Bundle.lookup] finds an array by its base name too.
+ *
  * Arrays are immutable once appended: a bundle only grows. Two
  * normalisations happen on the way in, so that a bundle always holds exactly
  * what its text will hold: every `|`, carriage return and line feed in a

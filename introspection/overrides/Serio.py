@@ -206,10 +206,14 @@ def _float64_of_tensor(numpy, torch, name, tensor):
     return numpy.asarray(array, order='C'), dtype
 
 
-def _append_float64(bundle, name, array):
-    """Appends a float64 C-order ndarray, recording its shape unless 1-D."""
+def _append_float64(bundle, name, array, keep_name=False):
+    """Appends a float64 C-order ndarray, recording its shape unless 1-D.
+
+    With keep_name, a 1-D array whose name ends in ']' gets a suffix too, so
+    that its base name is the whole name: "w[3]" is stored as "w[3][3]".
+    """
     data = GLib.Bytes.new(array.tobytes())
-    if array.ndim == 1:
+    if array.ndim == 1 and not (keep_name and name.endswith(']')):
         bundle.append_bytes(name, data)
     else:
         bundle.append_bytes_with_shape(name, list(array.shape), data)
@@ -235,7 +239,8 @@ def _bundle_of_arrays(items):
         bundle.append(DTYPES_NAME, [float(_CODE_OF_DTYPE[dtype])
                                     for _, _, dtype in arrays])
     for name, array, _ in arrays:
-        _append_float64(bundle, name, array)
+        # The keys come back from load() as base names: keep them whole.
+        _append_float64(bundle, name, array, keep_name=True)
     return bundle
 
 
@@ -303,7 +308,9 @@ def save(path, arrays):
     (a ``str``) to a NumPy array of any shape (0-d included), a PyTorch
     tensor, a number or a sequence of numbers. Each is stored as float64
     with its shape in its name (``w[2x3]``; a 1-D array keeps its plain
-    name) and comes back from :func:`load` with its shape and data type:
+    name, unless the name ends in ``]``: ``w[3]`` is stored as ``w[3][3]``)
+    and comes back from :func:`load`, under its key, with its shape and
+    data type:
 
     * floats of 16, 32 and 64 bits and bfloat16, integers of up to 64 bits
       and booleans are stored exactly; an integer beyond ±2**53, a complex,
@@ -433,9 +440,11 @@ def load_estimator(path, estimator):
     (64,))``). Arrays come back writable, in their shape and data type;
     0-d numbers as Python numbers, lists as lists. What the estimator keeps
     in private attributes is not restored: for an ``MLPClassifier``,
-    ``predict_proba()`` works on the result, and ``predict()`` needs its
-    label binarizer back: ``clf._label_binarizer =
-    LabelBinarizer().fit(clf.classes_)``.
+    ``predict_proba()`` works on the result; for ``predict()`` and
+    ``partial_fit()``, pass an estimator that one ``partial_fit()`` call
+    has set up (``MLPClassifier(...).partial_fit(x[:1], y[:1],
+    classes=classes)``), whose private state the loaded attributes then
+    complete.
     """
     numpy = _import_numpy('Serio.load_estimator()')
     bundle = Bundle.from_file(path)

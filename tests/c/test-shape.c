@@ -175,6 +175,41 @@ test_max_dims (void)
 }
 
 static void
+test_long_names (void)
+{
+  g_autoptr(GString) name = g_string_new ("a[");
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  double one = 1.0;
+  g_autofree guint64 *shape = NULL;
+  g_autofree char *base = NULL;
+  guint n_dims;
+
+  g_test_summary ("A name of a million dims or brackets is a plain name, read in one pass");
+
+  for (guint i = 0; i < 500000; i++)
+    g_string_append (name, "1x");
+  g_string_append (name, "1]");
+  serio_bundle_append (bundle, name->str, &one, 1);
+
+  g_string_assign (name, "");
+  for (guint i = 0; i < 1000000; i++)
+    g_string_append_c (name, '[');
+  g_string_append (name, "1]");
+  serio_bundle_append (bundle, name->str, &one, 1);
+
+  shape = serio_bundle_get_shape (bundle, 0, &n_dims);
+  g_assert_cmpuint (n_dims, ==, 1);
+  g_assert_cmpuint (shape[0], ==, 1);
+  g_clear_pointer (&shape, g_free);
+
+  shape = serio_bundle_get_shape (bundle, 1, &n_dims);
+  base = serio_bundle_get_base_name (bundle, 1);
+  g_assert_cmpuint (n_dims, ==, 1);
+  g_assert_cmpuint (strlen (base), ==, 999999);
+  g_assert_true (serio_bundle_lookup (bundle, base, NULL));
+}
+
+static void
 test_parsed_text (void)
 {
   g_autoptr(GError) error = NULL;
@@ -437,6 +472,7 @@ main (int   argc,
   g_test_add_func ("/shape/valid-suffixes", test_valid_suffixes);
   g_test_add_func ("/shape/plain-names", test_plain_names);
   g_test_add_func ("/shape/max-dims", test_max_dims);
+  g_test_add_func ("/shape/long-names", test_long_names);
   g_test_add_func ("/shape/parsed-text", test_parsed_text);
   g_test_add_func ("/shape/append-with-shape", test_append_with_shape);
   g_test_add_func ("/shape/append-bytes-with-shape", test_append_bytes_with_shape);

@@ -72,6 +72,18 @@ test('from_file names the file and keeps the location', () => {
     }
 });
 
+test('a damaged sealed text fails with Serio.Error.INTEGRITY on the seal\'s line', () => {
+    const b = Serio.Bundle.new();
+    b.append('w', [0.1, -0, 3]);
+    const text = new TextDecoder().decode(b.to_sealed_bytes().toArray());
+    const damaged = text.replace('3602879701896397p-55', '3602879701896399p-55');
+    assertEqual(damaged !== text, true, 'the digit was changed');
+    const e = caught(() => Serio.Bundle.from_string(damaged));
+    assertEqual(e.matches(Serio.Error, Serio.Error.INTEGRITY), true, 'code');
+    assertEqual(Serio.error_get_line(e), 3, 'line');
+    assertEqual(Serio.Bundle.from_string(text).equal(b), true, 'the undamaged text reads back');
+});
+
 test('an error made in JavaScript has no location', () => {
     const e = new GLib.Error(Serio.Error, Serio.Error.SYNTAX, 'Line 7: made here');
     assertEqual(Serio.error_get_line(e), 0, 'line');

@@ -83,7 +83,7 @@ class TestSaveLoad(TempDirTestCase):
             self.assertIsInstance(got, numpy.ndarray, name)
             self.assertEqual(got.shape, array.shape, name)
             self.assertEqual(got.dtype, array.dtype.newbyteorder('='), name)
-            self.assertEqual(got.tobytes(), numpy.ascontiguousarray(array, dtype=got.dtype).tobytes(), name)
+            self.assertEqual(got.tobytes(), array.astype(got.dtype).tobytes(), name)
             self.assertTrue(got.flags.writeable, name)
         lines = self.text(path).splitlines()
         self.assertIn('v1|serio.dtypes|10|0,1,2,4,4,11,12,0,0,0', lines)
@@ -99,6 +99,17 @@ class TestSaveLoad(TempDirTestCase):
         loaded = Serio.load(path)
         self.assertEqual(loaded['b'].dtype, numpy.float64)
         self.assertEqual(loaded['n'].shape, ())
+
+    def test_keys_that_look_like_shapes_come_back_whole(self):
+        path = self.dir / 'keys.serio'
+        arrays = {'w[3]': numpy.zeros(3), 'm[2x1]': numpy.ones((2, 1)), 'x]': numpy.ones(1),
+                  'plain': numpy.ones(2)}
+        Serio.save(path, arrays)
+        self.assertEqual(self.text(path), 'v1|w[3][3]|3|0,0,0\nv1|m[2x1][2x1]|2|1,1\n'
+                         'v1|x][1]|1|1\nv1|plain|2|1,1\n')
+        loaded = Serio.load(path)
+        self.assertEqual(list(loaded), list(arrays))
+        self.assertEqual([a.shape for a in loaded.values()], [(3,), (2, 1), (1,), (2,)])
 
     def test_plain_files_load_as_float64(self):
         path = self.dir / 'hand.serio'
@@ -164,6 +175,10 @@ class TestTorch(TempDirTestCase):
             optimizer.step()
         cls.model = model
 
+    @staticmethod
+    def tensor_bytes(tensor):
+        return tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes()
+
     def model_as(self, dtype):
         model = self.torch_model.Net().to(dtype)
         model.load_state_dict(self.model.state_dict())
@@ -182,9 +197,7 @@ class TestTorch(TempDirTestCase):
                 got = state[name]
                 self.assertEqual(got.dtype, tensor.dtype, name)
                 self.assertEqual(got.shape, tensor.shape, name)
-                self.assertEqual(got.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes(),
-                                 tensor.contiguous().reshape(-1).view(torch.uint8).numpy().tobytes(),
-                                 name)
+                self.assertEqual(self.tensor_bytes(got), self.tensor_bytes(tensor), name)
             self.assertEqual(state['bn1.num_batches_tracked'].dtype, torch.int64)
             self.assertEqual(int(state['bn1.num_batches_tracked']), 3)
             lines = self.text(path).splitlines()
@@ -281,6 +294,16 @@ class TestScikitLearn(TempDirTestCase):
         self.assertIsInstance(restored.loss_curve_, list)
         self.assertEqual(numpy.array(restored.loss_curve_).tobytes(),
                          numpy.array(clf.loss_curve_).tobytes())
+        # Loaded into an estimator that partial_fit() has set up, predict()
+        # and further training work too, on writable arrays.
+        primed = MLPClassifier(**params).partial_fit(digits_x[:1], digits_y[:1],
+                                                     classes=numpy.arange(10))
+        primed = Serio.load_estimator(path, primed)
+        self.assertEqual(primed.predict_proba(digits_x[1000:]).tobytes(), expected.tobytes())
+        self.assertEqual(primed.predict(digits_x[1000:]).tobytes(),
+                         clf.predict(digits_x[1000:]).tobytes())
+        primed.partial_fit(digits_x[:100], digits_y[:100])
+        self.assertNotEqual(primed.predict_proba(digits_x[1000:]).tobytes(), expected.tobytes())
         # An estimator fitted otherwise gives other probabilities.
         other = MLPClassifier(hidden_layer_sizes=(32,), max_iter=1, random_state=1)
         with warnings.catch_warnings():
