@@ -1720,6 +1720,22 @@ class SealTests(ToolTestCase):
         self.run_tool('check', '--require-seal', 'a.serio', 'crlf.serio', 'empty.serio', status=0)
         self.assertEqual(sorted(os.listdir(self.dir)), ['a.serio', 'crlf.serio', 'empty.serio'])
 
+    def test_keeps_permissions_and_replaces_atomically(self):
+        # The save keeps the file's mode; the new contents are a new file
+        # renamed over the old one, so a reader holding the old file open
+        # keeps reading the old contents whole.
+        text = serio_text([('w', [1.0, 2.0])])
+        for mode in (0o600, 0o640, 0o604):
+            with self.subTest(mode=oct(mode)):
+                self.write('m.serio', text)
+                os.chmod(self.path('m.serio'), mode)
+                with open(self.path('m.serio'), 'rb') as old:
+                    self.run_tool('seal', 'm.serio', status=0)
+                    self.assertEqual(old.read(), text)
+                self.assertEqual(stat.S_IMODE(os.stat(self.path('m.serio')).st_mode), mode)
+                self.assertEqual(self.read('m.serio'), sealed(text))
+        self.assertEqual(os.listdir(self.dir), ['m.serio'])
+
     def test_sealed_files_are_left_alone(self):
         data = seal_closing(b'\nv1|serio.sealed|1|1\r\nv1|a|1|1\n')
         self.write('s.serio', data)
