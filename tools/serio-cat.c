@@ -84,9 +84,9 @@ serio_tool_cat (int    argc,
                                     "shortest decimals that read back to the same bits (or nan, inf, -inf,\n"
                                     "-0), the same under every locale. Each array starts with a line\n"
                                     "“# NAME (N values)”. “-” stands for the standard input.\n\n"
-                                    "With one --name, only the values of that array are printed, without\n"
-                                    "the header line. With several, the arrays are printed in the order\n"
-                                    "given, each with its header line."),
+                                    "Given one array NAME, only its values are printed, without the header\n"
+                                    "line; given several, the arrays are printed in the order given, each\n"
+                                    "with its header line."),
                                  N_("Exit status: 0 on success, 1 if the file is not valid or has no array\n"
                                     "NAME, 2 on a usage or input/output error."),
                                  entries, &argc, &argv))
