@@ -36,12 +36,6 @@ def fnv1a_folded(data):
     return (h >> 32) ^ (h & 0xffffffff)
 
 
-def ulps(a, b):
-    """Distance of two positive doubles in units in the last place."""
-    (ia, ib) = struct.unpack('<2q', struct.pack('<2d', a, b))
-    return abs(ia - ib)
-
-
 def npy(shape, raw_values):
     """A version 1.0 .npy file of little-endian float64, from raw bytes."""
     header = "{'descr': '<f8', 'fortran_order': False, 'shape': (%s), }" % ', '.join(map(str, shape))
@@ -61,9 +55,10 @@ USAGE = {
            '  cat        Print the values of arrays, one per line\n'
            '  check      Check that files are valid serio files\n'
            '  checksum   Print the checksums of files\n'
-           '  convert    Convert between serio and NumPy .npy files\n'
+           '  convert    Convert between serio and NumPy .npy and .npz files\n'
            '  diff       Compare two serio files bit for bit\n'
            '  info       Describe the arrays in serio files\n'
+           '  seal       Add a seal to plain serio files, in place\n'
            '  help       Show the help of a command\n'
            '\n'
            'Use “serio COMMAND --help” to get help on each command.\n'
@@ -75,9 +70,10 @@ USAGE = {
            '  cat        Die Werte von Arrays zeilenweise ausgeben\n'
            '  check      Prüfen, ob Dateien gültige serio-Dateien sind\n'
            '  checksum   Die Prüfsummen von Dateien ausgeben\n'
-           '  convert    Zwischen serio- und NumPy-.npy-Dateien umwandeln\n'
+           '  convert    Zwischen serio- und NumPy-.npy- und -.npz-Dateien umwandeln\n'
            '  diff       Zwei serio-Dateien Bit für Bit vergleichen\n'
            '  info       Die Arrays in serio-Dateien beschreiben\n'
+           '  seal       serio-Dateien ohne Siegel an Ort und Stelle versiegeln\n'
            '  help       Die Hilfe zu einem Befehl anzeigen\n'
            '\n'
            '»serio BEFEHL --help« zeigt die Hilfe zu jedem Befehl an.\n'
@@ -89,9 +85,10 @@ USAGE = {
            '  cat        Afficher les valeurs de tableaux, une par ligne\n'
            '  check      Vérifier que des fichiers sont des fichiers serio valides\n'
            '  checksum   Afficher les sommes de contrôle de fichiers\n'
-           '  convert    Convertir entre fichiers serio et fichiers NumPy .npy\n'
+           '  convert    Convertir entre fichiers serio et fichiers NumPy .npy et .npz\n'
            '  diff       Comparer deux fichiers serio bit pour bit\n'
            '  info       Décrire les tableaux de fichiers serio\n'
+           '  seal       Ajouter un sceau à des fichiers serio sans sceau, sur place\n'
            '  help       Afficher l’aide d’une commande\n'
            '\n'
            f'Utilisez «{NB}serio COMMANDE --help{NB}» pour obtenir l’aide de chaque commande.\n'
@@ -209,21 +206,34 @@ class TranslationTests(unittest.TestCase):
             'en': '\nPrint the values of the arrays in a serio file, one per line, as the\n'
                   'shortest decimals that read back to the same bits (or nan, inf, -inf,\n'
                   '-0), the same under every locale. Each array starts with a line\n'
-                  '“# NAME (N values)”. “-” stands for the standard input.\n',
-            'de': '\nDie Werte der Arrays einer serio-Datei zeilenweise ausgeben, als kürzeste\n'
-                  'Dezimalzahlen, die wieder dieselben Bits ergeben (oder nan, inf, -inf, -0),\n'
-                  'unabhängig von den Spracheinstellungen. Jedes Array beginnt mit einer Zeile\n'
-                  '»# NAME (N values)«. »-« steht für die Standardeingabe.\n',
-            'fr': '\nAfficher les valeurs des tableaux d’un fichier serio, une par ligne, sous\n'
-                  'la forme des plus courts nombres décimaux qui redonnent les mêmes bits (ou\n'
-                  'nan, inf, -inf, -0), à l’identique quels que soient les paramètres\n'
-                  f'régionaux. Chaque tableau commence par une ligne «{NB}# NOM (N values){NB}».\n'
-                  f'«{NB}-{NB}» désigne l’entrée standard.\n',
+                  '“# NAME (N values)”. “-” stands for the standard input.\n'
+                  '\n'
+                  'Given one array NAME, only its values are printed, without the header\n'
+                  'line; given several, the arrays are printed in the order given, each\n'
+                  'with its header line.\n',
+            'de': '\nDie Werte der Arrays einer serio-Datei zeilenweise ausgeben, als\n'
+                  'kürzeste Dezimalzahlen, die wieder dieselben Bits ergeben (oder nan,\n'
+                  'inf, -inf, -0), unabhängig von den Spracheinstellungen. Jedes Array\n'
+                  'beginnt mit einer Zeile »# NAME (N values)«. »-« steht für die\n'
+                  'Standardeingabe.\n'
+                  '\n'
+                  'Ist ein Array NAME angegeben, werden nur seine Werte ausgegeben, ohne\n'
+                  'Kopfzeile; sind mehrere angegeben, werden die Arrays in der angegebenen\n'
+                  'Reihenfolge ausgegeben, jedes mit seiner Kopfzeile.\n',
+            'fr': '\nAfficher les valeurs des tableaux d’un fichier serio, une par ligne,\n'
+                  'sous la forme des plus courts nombres décimaux qui redonnent les mêmes\n'
+                  'bits (ou nan, inf, -inf, -0), à l’identique quels que soient les\n'
+                  'paramètres régionaux. Chaque tableau commence par une ligne\n'
+                  f'«{NB}# NOM (N values){NB}». «{NB}-{NB}» désigne l’entrée standard.\n'
+                  '\n'
+                  'Avec un seul tableau NOM, seules ses valeurs sont affichées, sans ligne\n'
+                  f'd’en-tête{NB}; avec plusieurs, les tableaux sont affichés dans l’ordre\n'
+                  'indiqué, chacun avec sa ligne d’en-tête.\n',
         }), out)
         option = {
-            'en': ('--name=NAME', 'Print only the first array called NAME, without a header'),
-            'de': ('--name=NAME', 'Nur das erste Array namens NAME ausgeben, ohne Kopfzeile'),
-            'fr': ('--name=NOM', 'Afficher uniquement le premier tableau nommé NOM, sans en-tête'),
+            'en': ('--name=NAME', 'Print only the first array called NAME (may be repeated)'),
+            'de': ('--name=NAME', 'Nur das erste Array namens NAME ausgeben (kann wiederholt werden)'),
+            'fr': ('--name=NOM', 'Afficher uniquement le premier tableau nommé NOM (peut être répété)'),
         }[LANGUAGE]
         option_lines = [line.split() for line in lines if '--name' in line]
         self.assertEqual(option_lines, [['-n,', option[0]] + option[1].split()])
@@ -246,26 +256,26 @@ class TranslationTests(unittest.TestCase):
         sums = (fnv1a_folded(data), fnv1a_folded(single))
         # The numbers are written the same under every locale.
         self.assertEqual(out, self.expect({
-            'en': 'data.serio: 4 arrays, checksum %08x\n'
+            'en': 'data.serio: 4 arrays, checksum %08x, plain (no seal)\n'
                   '  [0] a: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n'
                   '  [1] b: 2 values; min 1, max inf; NaN: 0, infinite: 1\n'
                   '  [2] e: 0 values; NaN: 0\n'
                   '  [3] n: 1 value; NaN: 1\n'
-                  'single.serio: 1 array, checksum %08x\n'
+                  'single.serio: 1 array, checksum %08x, plain (no seal)\n'
                   '  [0] a: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n' % sums,
-            'de': 'data.serio: 4 Arrays, Prüfsumme %08x\n'
+            'de': 'data.serio: 4 Arrays, Prüfsumme %08x, ohne Siegel\n'
                   '  [0] a: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n'
                   '  [1] b: 2 Werte; Min. 1, Max. inf; NaN: 0, unendlich: 1\n'
                   '  [2] e: 0 Werte; NaN: 0\n'
                   '  [3] n: 1 Wert; NaN: 1\n'
-                  'single.serio: 1 Array, Prüfsumme %08x\n'
+                  'single.serio: 1 Array, Prüfsumme %08x, ohne Siegel\n'
                   '  [0] a: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n' % sums,
-            'fr': (f'data.serio{NB}: 4 tableaux, somme de contrôle %08x\n'
+            'fr': (f'data.serio{NB}: 4 tableaux, somme de contrôle %08x, sans sceau\n'
                    f'  [0] a{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n'
                    f'  [1] b{NB}: 2 valeurs{NB}; min 1, max inf{NB}; NaN{NB}: 0, infinies{NB}: 1\n'
                    f'  [2] e{NB}: 0 valeur{NB}; NaN{NB}: 0\n'
                    f'  [3] n{NB}: 1 valeur{NB}; NaN{NB}: 1\n'
-                   f'single.serio{NB}: 1 tableau, somme de contrôle %08x\n'
+                   f'single.serio{NB}: 1 tableau, somme de contrôle %08x, sans sceau\n'
                    f'  [0] a{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n') % sums,
         }))
 
@@ -274,35 +284,49 @@ class TranslationTests(unittest.TestCase):
         # 6755399441055745p-51 is the double after 3.
         self.write('b.serio', b'v1|w|3|1,2,6755399441055745p-51\nv1|x|3|5,6,7\nv1|z|2|3,4\nv1|v|3|1,2,9\n')
         out, err = self.run_serio('diff', '--max-values', '1', 'a.serio', 'b.serio', status=1)
-        d15, d13 = ulps(1.0, 5.0), ulps(1.0, 3.0)
+        # The values of "x" and "z" are all integers: their distances are in
+        # units; those of "w" are not: in ULPs of the narrowest precision.
         self.assertEqual(out, self.expect({
             'en': '“w”: 1 of 3 values differs\n'
+                  '  max absolute difference 4.440892098500626e-16, relative 1.480297366166875e-16, '
+                  'distance 1 ULP (float64)\n'
                   '  [2] 3 → 3.0000000000000004 (1 ULP)\n'
                   '“x”: 3 of 3 values differ\n'
-                  f'  [0] 1 → 5 ({d15} ULPs)\n'
+                  '  max absolute difference 4, relative 0.8, distance 4 units (integer)\n'
+                  '  [0] 1 → 5 (4 units)\n'
                   '  … and 2 more\n'
                   '“z”: 2 of 2 values differ\n'
-                  f'  [0] 1 → 3 ({d13} ULPs)\n'
+                  '  max absolute difference 2, relative 0.6666666666666666, distance 2 units (integer)\n'
+                  '  [0] 1 → 3 (2 units)\n'
                   '  … and 1 more\n'
                   '“v”: length 2 in a.serio, 3 in b.serio\n'
                   'Only in a.serio: array 4 “y”\n',
             'de': '»w«: 1 von 3 Werten unterscheidet sich\n'
+                  '  Größte absolute Abweichung 4.440892098500626e-16, relative 1.480297366166875e-16, '
+                  'Abstand 1 ULP (float64)\n'
                   '  [2] 3 → 3.0000000000000004 (1 ULP)\n'
                   '»x«: 3 von 3 Werten unterscheiden sich\n'
-                  f'  [0] 1 → 5 ({d15} ULP)\n'
+                  '  Größte absolute Abweichung 4, relative 0.8, Abstand 4 Einheiten (integer)\n'
+                  '  [0] 1 → 5 (4 Einheiten)\n'
                   '  … und 2 weitere\n'
                   '»z«: 2 von 2 Werten unterscheiden sich\n'
-                  f'  [0] 1 → 3 ({d13} ULP)\n'
+                  '  Größte absolute Abweichung 2, relative 0.6666666666666666, '
+                  'Abstand 2 Einheiten (integer)\n'
+                  '  [0] 1 → 3 (2 Einheiten)\n'
                   '  … und 1 weiterer\n'
                   '»v«: Länge 2 in a.serio, 3 in b.serio\n'
                   'Nur in a.serio: Array 4 »y«\n',
             'fr': f'«{NB}w{NB}»{NB}: 1 valeur sur 3 diffère\n'
+                  '  écart absolu maximal 4.440892098500626e-16, relatif 1.480297366166875e-16, '
+                  'distance 1 ULP (float64)\n'
                   '  [2] 3 → 3.0000000000000004 (1 ULP)\n'
                   f'«{NB}x{NB}»{NB}: 3 valeurs sur 3 diffèrent\n'
-                  f'  [0] 1 → 5 ({d15} ULP)\n'
+                  '  écart absolu maximal 4, relatif 0.8, distance 4 unités (integer)\n'
+                  '  [0] 1 → 5 (4 unités)\n'
                   '  … et 2 autres\n'
                   f'«{NB}z{NB}»{NB}: 2 valeurs sur 2 diffèrent\n'
-                  f'  [0] 1 → 3 ({d13} ULP)\n'
+                  '  écart absolu maximal 2, relatif 0.6666666666666666, distance 2 unités (integer)\n'
+                  '  [0] 1 → 3 (2 unités)\n'
                   '  … et 1 autre\n'
                   f'«{NB}v{NB}»{NB}: longueur 2 dans a.serio, 3 dans b.serio\n'
                   f'Seulement dans a.serio{NB}: tableau 4 «{NB}y{NB}»\n',
@@ -315,28 +339,18 @@ class TranslationTests(unittest.TestCase):
         self.write('one.npy', npy((1, 1), negative_nan))
         out, err = self.run_serio('convert', 'm.npy', 'm.serio', status=0)
         self.assertEqual(err, self.expect({
-            'en': 'm.npy: note: the array of shape (2, 3) is flattened to 6 values in C order\n'
-                  'm.npy: note: 2 NaNs with a sign or payload are stored as the default NaN\n',
-            'de': 'm.npy: Hinweis: Das Array der Form (2, 3) wird in C-Reihenfolge zu 6 Werten '
-                  'abgeflacht\n'
-                  'm.npy: Hinweis: 2 NaNs mit Vorzeichen oder Nutzdaten werden als Standard-NaN '
+            'en': 'm.npy: note: 2 NaNs with a sign or payload are stored as the default NaN\n',
+            'de': 'm.npy: Hinweis: 2 NaNs mit Vorzeichen oder Nutzdaten werden als Standard-NaN '
                   'gespeichert\n',
-            'fr': f'm.npy{NB}: remarque{NB}: le tableau de forme (2, 3) est aplati en 6 valeurs '
-                  'dans l’ordre C\n'
-                  f'm.npy{NB}: remarque{NB}: 2 NaN avec un signe ou une charge utile sont '
+            'fr': f'm.npy{NB}: remarque{NB}: 2 NaN avec un signe ou une charge utile sont '
                   'enregistrés comme le NaN par défaut\n',
         }))
         out, err = self.run_serio('convert', 'one.npy', 'one.serio', status=0)
         self.assertEqual(err, self.expect({
-            'en': 'one.npy: note: the array of shape (1, 1) is flattened to 1 value in C order\n'
-                  'one.npy: note: 1 NaN with a sign or payload is stored as the default NaN\n',
-            'de': 'one.npy: Hinweis: Das Array der Form (1, 1) wird in C-Reihenfolge zu 1 Wert '
-                  'abgeflacht\n'
-                  'one.npy: Hinweis: 1 NaN mit Vorzeichen oder Nutzdaten wird als Standard-NaN '
+            'en': 'one.npy: note: 1 NaN with a sign or payload is stored as the default NaN\n',
+            'de': 'one.npy: Hinweis: 1 NaN mit Vorzeichen oder Nutzdaten wird als Standard-NaN '
                   'gespeichert\n',
-            'fr': f'one.npy{NB}: remarque{NB}: le tableau de forme (1, 1) est aplati en 1 valeur '
-                  'dans l’ordre C\n'
-                  f'one.npy{NB}: remarque{NB}: 1 NaN avec un signe ou une charge utile est '
+            'fr': f'one.npy{NB}: remarque{NB}: 1 NaN avec un signe ou une charge utile est '
                   'enregistré comme le NaN par défaut\n',
         }))
 
