@@ -332,6 +332,81 @@ class TranslationTests(unittest.TestCase):
                   f'Seulement dans a.serio{NB}: tableau 4 «{NB}y{NB}»\n',
         }))
 
+    def test_seal_check(self):
+        self.write('plain.serio', b'v1|a|1|1p-1\n')
+        self.write('sealed.serio', b'v1|a|1|1p-1\n')
+        out, err = self.run_serio('seal', 'sealed.serio', status=0)
+        self.assertEqual((out, err), (self.expect({
+            'en': 'sealed.serio: sealed\n',
+            'de': 'sealed.serio: Versiegelt\n',
+            'fr': f'sealed.serio{NB}: scellé\n',
+        }), ''))
+        out, err = self.run_serio('seal', 'sealed.serio', status=0)
+        self.assertEqual((out, err), (self.expect({
+            'en': 'sealed.serio: already sealed, left as it is\n',
+            'de': 'sealed.serio: Bereits versiegelt, unverändert gelassen\n',
+            'fr': f'sealed.serio{NB}: déjà scellé, laissé tel quel\n',
+        }), ''))
+        out, err = self.run_serio('check', 'plain.serio', 'sealed.serio', status=0)
+        self.assertEqual((out, err), (self.expect({
+            'en': 'plain.serio: plain, without a seal: valid, but it cannot be verified\n'
+                  'sealed.serio: sealed, verified\n',
+            'de': 'plain.serio: Ohne Siegel: gültig, aber nicht überprüfbar\n'
+                  'sealed.serio: Versiegelt, überprüft\n',
+            'fr': f'plain.serio{NB}: sans sceau{NB}: valide, mais il ne peut pas être vérifié\n'
+                  f'sealed.serio{NB}: scellé, vérifié\n',
+        }), ''))
+        out, err = self.run_serio('check', '--require-seal', 'plain.serio', 'sealed.serio', status=1)
+        # The error goes to the standard error, the verified file to the output.
+        self.assertEqual(err, self.expect({
+            'en': 'plain.serio: not sealed, so it cannot be verified (--require-seal)\n',
+            'de': 'plain.serio: Nicht versiegelt und daher nicht überprüfbar (--require-seal)\n',
+            'fr': f'plain.serio{NB}: non scellé, il ne peut donc pas être vérifié (--require-seal)\n',
+        }))
+        self.assertEqual(out, self.expect({
+            'en': 'sealed.serio: sealed, verified\n',
+            'de': 'sealed.serio: Versiegelt, überprüft\n',
+            'fr': f'sealed.serio{NB}: scellé, vérifié\n',
+        }))
+        with open(os.path.join(self.dir, 'sealed.serio'), 'rb') as f:
+            checksum = fnv1a_folded(f.read())
+        out, err = self.run_serio('info', 'sealed.serio', status=0)
+        self.assertEqual(out, self.expect({
+            'en': 'sealed.serio: 1 array, checksum %08x, sealed (verified)\n'
+                  '  [0] a: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n' % checksum,
+            'de': 'sealed.serio: 1 Array, Prüfsumme %08x, versiegelt (überprüft)\n'
+                  '  [0] a: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n' % checksum,
+            'fr': (f'sealed.serio{NB}: 1 tableau, somme de contrôle %08x, scellé (vérifié)\n'
+                   f'  [0] a{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n') % checksum,
+        }))
+
+    def test_diff_tolerance(self):
+        self.write('a.serio', b'v1|x|2|1,2\n')
+        self.write('b.serio', b'v1|x|2|1,5\n')
+        out, err = self.run_serio('diff', '--atol', 'x', 'a.serio', 'b.serio', status=2)
+        self.assertEqual(err, self.expect({
+            'en': 'serio diff: --atol must be a number, zero or above, such as 1e-5, not “x”\n'
+                  'Try “serio diff --help” for more information.\n',
+            'de': 'serio diff: --atol muss eine Zahl größer oder gleich null sein, etwa 1e-5, '
+                  'nicht »x«\n'
+                  '»serio diff --help« liefert weitere Informationen.\n',
+            'fr': f'serio diff{NB}: --atol doit être un nombre positif ou nul, comme 1e-5, '
+                  f'pas «{NB}x{NB}»\n'
+                  f'Saisissez «{NB}serio diff --help{NB}» pour plus d’informations.\n',
+        }))
+        out, err = self.run_serio('diff', '--atol', '10', 'a.serio', 'b.serio', status=0)
+        self.assertEqual(out, self.expect({
+            'en': '“x”: 1 of 2 values differs\n'
+                  '  max absolute difference 3, relative 0.6, distance 3 units (integer)\n'
+                  '  all within the tolerance\n',
+            'de': '»x«: 1 von 2 Werten unterscheidet sich\n'
+                  '  Größte absolute Abweichung 3, relative 0.6, Abstand 3 Einheiten (integer)\n'
+                  '  Alle innerhalb der Toleranz\n',
+            'fr': f'«{NB}x{NB}»{NB}: 1 valeur sur 2 diffère\n'
+                  '  écart absolu maximal 3, relatif 0.6, distance 3 unités (integer)\n'
+                  '  tous dans la tolérance\n',
+        }))
+
     def test_convert_notes(self):
         negative_nan = struct.pack('<Q', 0xFFF8000000000000)
         payload_nan = struct.pack('<Q', 0x7FF8000000000001)
