@@ -15,5 +15,6 @@
 #include "serio-checksum.h"
 #include "serio-enums.h"
 #include "serio-error.h"
+#include "serio-writer.h"
 
 #undef SERIO_INSIDE
