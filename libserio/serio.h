@@ -15,6 +15,7 @@
 #include "serio-checksum.h"
 #include "serio-enums.h"
 #include "serio-error.h"
+#include "serio-reader.h"
 #include "serio-writer.h"
 
 #undef SERIO_INSIDE
