@@ -5,8 +5,11 @@
  *
  * The oracle is the format's canonical invariant: whatever the parser
  * accepts, the writer gives back byte for byte once CR LF has become LF and
- * blank lines are gone. Whatever it rejects, it rejects with a SERIO_ERROR
- * whose message is valid UTF-8 and names the line of the first problem.
+ * blank lines are gone (and, for a sealed text, the seal's two records).
+ * Whatever it rejects, it rejects with a SERIO_ERROR whose message is valid
+ * UTF-8 and names the line of the first problem; a plain text without the
+ * seal's reserved names fails on that line alone with the same code, and
+ * only a sealed text can be truncated at a line feed or fail its seal.
  * Any violation aborts.
  */
 
@@ -19,6 +22,8 @@
 
 int LLVMFuzzerTestOneInput (const uint8_t *data,
                             size_t         size);
+
+#define OPENING "v1|serio.sealed|1|1\n"
 
 G_NORETURN static void
 violation (const char *what)
@@ -65,6 +70,7 @@ check_bundle (SerioBundle   *bundle,
   g_autoptr(SerioBundle) again = NULL;
   gsize text_len;
   const guint8 *text_data = g_bytes_get_data (text, &text_len);
+  gboolean sealed = FALSE;
 
   if (size > 0 && data[size - 1] != '\n')
     violation ("accepted an input that does not end with LF");
@@ -80,6 +86,31 @@ check_bundle (SerioBundle   *bundle,
     }
 
   expected = normalize (data, size);
+  /* A sealed text reads as its arrays: the seal's two records go. */
+  if (expected->len >= strlen (OPENING) &&
+      memcmp (expected->data, OPENING, strlen (OPENING)) == 0)
+    {
+      const guint8 *last = expected->data + expected->len - 1;
+
+      while (last > expected->data && last[-1] != '\n')
+        last--;
+      if (strncmp ((const char *) last, "v1|serio.seal|", strlen ("v1|serio.seal|")) != 0)
+        violation ("accepted a sealed text that does not end with its seal");
+      g_byte_array_set_size (expected, last - expected->data);
+      g_byte_array_remove_range (expected, 0, strlen (OPENING));
+      sealed = TRUE;
+    }
+  else if (size > 0 && g_strstr_len ((const char *) data, size, "|serio.seal") != NULL &&
+           serio_bundle_get_n_arrays (bundle) > 0)
+    {
+      for (guint i = 0; i < serio_bundle_get_n_arrays (bundle); i++)
+        {
+          const char *name = serio_bundle_get_name (bundle, i);
+
+          if (strcmp (name, "serio.seal") == 0 || strcmp (name, "serio.sealed") == 0)
+            violation ("a plain text gave an array with a reserved name");
+        }
+    }
   if (text_len != expected->len ||
       (text_len > 0 && memcmp (text_data, expected->data, text_len) != 0))
     violation ("to_bytes (from_bytes (s)) differs from s with CR LF → LF and blank lines dropped");
@@ -87,6 +118,15 @@ check_bundle (SerioBundle   *bundle,
   again = serio_bundle_from_bytes (text, NULL);
   if (again == NULL || !serio_bundle_equal (bundle, again))
     violation ("the canonical text does not read back into an equal bundle");
+
+  if (sealed)
+    {
+      g_autoptr(GBytes) resealed = serio_bundle_to_sealed_bytes (bundle);
+      g_autoptr(SerioBundle) from_sealed = serio_bundle_from_bytes (resealed, NULL);
+
+      if (from_sealed == NULL || !serio_bundle_equal (bundle, from_sealed))
+        violation ("a sealed text, sealed again, does not read back into an equal bundle");
+    }
 }
 
 static SerioBundle *
@@ -145,17 +185,31 @@ check_error (const GError  *error,
     violation ("from_bytes failed without setting an error");
   if (error->domain != SERIO_ERROR)
     violation ("the error is not in the SERIO_ERROR domain");
-  if (error->code < SERIO_ERROR_VERSION || error->code > SERIO_ERROR_TRUNCATED)
+  if (error->code < SERIO_ERROR_VERSION || error->code > SERIO_ERROR_INTEGRITY)
     violation ("the error code is not a SerioError");
   if (error->message == NULL || error->message[0] == '\0' ||
       !g_utf8_validate (error->message, -1, NULL))
     violation ("the error message is empty or not valid UTF-8");
 
-  /* Truncation is checked before anything else. */
-  if ((error->code == SERIO_ERROR_TRUNCATED) != (data[size - 1] != '\n'))
-    violation ("SERIO_ERROR_TRUNCATED does not match a missing final LF");
+  /* Truncation is checked before anything else; otherwise only a sealed
+   * text without its seal is truncated. */
+  if (data[size - 1] != '\n' && error->code != SERIO_ERROR_TRUNCATED)
+    violation ("a missing final LF is not SERIO_ERROR_TRUNCATED");
+  if (error->code == SERIO_ERROR_TRUNCATED && data[size - 1] == '\n')
+    {
+      g_autoptr(GByteArray) normal = normalize (data, size);
 
-  if (error->code != SERIO_ERROR_TRUNCATED)
+      if (normal->len < strlen (OPENING) || memcmp (normal->data, OPENING, strlen (OPENING)) != 0)
+        violation ("SERIO_ERROR_TRUNCATED for a text that ends in LF and is not sealed");
+    }
+  if (error->code == SERIO_ERROR_INTEGRITY &&
+      g_strstr_len ((const char *) data, size, "v1|serio.seal|") == NULL)
+    violation ("SERIO_ERROR_INTEGRITY for a text without a seal");
+
+  /* Records are independent unless the text uses the seal's reserved
+   * names, which tie them together. */
+  if (error->code != SERIO_ERROR_TRUNCATED &&
+      g_strstr_len ((const char *) data, size, "serio.seal") == NULL)
     check_error_line (error, data, size);
 }
 

@@ -18,7 +18,9 @@
  * Every name must come back with `|`, CR and LF replaced by `_`, every
  * non-NaN pattern bit for bit and every NaN as 0x7FF8000000000000, both in
  * the bundle and after to_string() and from_string(); and the two bundles
- * must be equal. Any violation aborts.
+ * must be equal. The same holds through the sealed text, and one
+ * single-byte change of the sealed text, chosen from the input, must be
+ * rejected. Any violation aborts.
  */
 
 #include <stdarg.h>
@@ -137,6 +139,48 @@ check_bundle (SerioBundle *bundle,
     }
 }
 
+/* The sealed text reads back into the same arrays, and every single-byte
+ * change of it (one, chosen from the input) is rejected: none loads. */
+static void
+check_sealed (SerioBundle   *bundle,
+              GArray        *expected,
+              const uint8_t *data,
+              size_t         size)
+{
+  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(SerioBundle) back = NULL;
+  g_autoptr(GError) error = NULL;
+  gsize len;
+  const char *text = g_bytes_get_data (sealed, &len);
+  guint32 choice = 2166136261u;
+  g_autofree char *damaged = g_memdup2 (text, len);
+  g_autoptr(GBytes) damaged_bytes = NULL;
+  gsize pos;
+  char byte;
+
+  for (size_t i = 0; i < size; i++)
+    choice = (choice ^ data[i]) * 16777619u;
+  pos = choice % len;
+  byte = (char) (choice >> 24);
+
+  back = serio_bundle_from_bytes (sealed, &error);
+  if (back == NULL)
+    violation ("the sealed text does not parse: %s", error->message);
+  check_bundle (back, expected);
+
+  if (byte == damaged[pos])
+    byte ^= 0x20;
+  damaged[pos] = byte;
+  damaged_bytes = g_bytes_new_static (damaged, len);
+  g_clear_object (&back);
+  g_clear_error (&error);
+  back = serio_bundle_from_bytes (damaged_bytes, &error);
+  if (back != NULL)
+    violation ("a sealed text with byte %" G_GSIZE_FORMAT " changed loaded", pos);
+  if (error == NULL || error->domain != SERIO_ERROR)
+    violation ("a damaged sealed text failed without a SERIO_ERROR");
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data,
                         size_t         size)
@@ -194,6 +238,8 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
   text_again = serio_bundle_to_string (again);
   if (strcmp (text, text_again) != 0)
     violation ("equal bundles give different texts");
+
+  check_sealed (bundle, expected, data, size);
 
   return 0;
 }
