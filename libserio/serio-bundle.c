@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "serio-bundle.h"
+#include "serio-bundle-stream.h"
 #include "serio-codec.h"
 #include "serio-error.h"
 #include "serio-private.h"
@@ -825,7 +826,10 @@ sync_stream (GFileOutputStream  *stream,
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
- * Reads @file and parses it like [ctor@Serio.Bundle.from_bytes].
+ * Reads @file and parses it like [ctor@Serio.Bundle.from_bytes]. The file
+ * is read through a [class@Serio.Reader] (see
+ * [ctor@Serio.Bundle.new_from_stream]), so that loading needs memory for
+ * the values, not for the text.
  *
  * Failing to read the file gives a %G_IO_ERROR (such as
  * %G_IO_ERROR_NOT_FOUND or %G_IO_ERROR_IS_DIRECTORY); bad contents give a
@@ -839,17 +843,17 @@ serio_bundle_from_file (GFile         *file,
                         GCancellable  *cancellable,
                         GError       **error)
 {
-  g_autofree char *contents = NULL;
-  gsize len;
+  g_autoptr(GFileInputStream) stream = NULL;
 
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!g_file_load_contents (file, cancellable, &contents, &len, NULL, error))
+  stream = g_file_read (file, cancellable, error);
+  if (stream == NULL)
     return NULL;
 
-  return from_data (contents, len, error);
+  return serio_bundle_new_from_stream (G_INPUT_STREAM (stream), cancellable, error);
 }
 
 static void

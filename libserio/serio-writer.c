@@ -12,6 +12,7 @@
 
 #include "serio-codec.h"
 #include "serio-private.h"
+#include "serio-stream-private.h"
 #include "serio-writer.h"
 
 /**
@@ -96,6 +97,7 @@ struct _SerioWriter
 
   WriterState    state;
   GError        *failure;       /* when STATE_BROKEN */
+  gboolean       keep_open;     /* do not close the stream on dispose */
 };
 
 G_DEFINE_FINAL_TYPE (SerioWriter, serio_writer, G_TYPE_OBJECT)
@@ -125,7 +127,8 @@ serio_writer_dispose (GObject *object)
 {
   SerioWriter *self = (SerioWriter *) object;
 
-  if (self->stream != NULL && (self->state == STATE_OPEN || self->state == STATE_BROKEN))
+  if (self->stream != NULL && !self->keep_open &&
+      (self->state == STATE_OPEN || self->state == STATE_BROKEN))
     {
       abandon_stream (self);
       self->state = STATE_CLOSED;
@@ -256,6 +259,12 @@ serio_writer_init (SerioWriter *self)
   self->sealed = TRUE;
   self->buffer = g_malloc (BUFFER_SIZE + BUFFER_RESERVE);
   self->state = STATE_OPEN;
+}
+
+void
+_serio_writer_keep_stream_open (SerioWriter *self)
+{
+  self->keep_open = TRUE;
 }
 
 /**

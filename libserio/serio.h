@@ -12,6 +12,7 @@
 #include "serio-version-macros.h"
 
 #include "serio-bundle.h"
+#include "serio-bundle-stream.h"
 #include "serio-checksum.h"
 #include "serio-enums.h"
 #include "serio-error.h"

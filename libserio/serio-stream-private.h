@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-stream-private.h: what the bundle needs of the writer and reader
+ *
+ * Copyright 2026 The libserio authors
+ */
+
+#pragma once
+
+#include "serio-bundle.h"
+#include "serio-reader.h"
+#include "serio-writer.h"
+
+G_BEGIN_DECLS
+
+/* Leaves the stream alone when the writer goes away unfinished: for a
+ * caller's stream, which the caller closes. */
+void         _serio_writer_keep_stream_open (SerioWriter   *self);
+
+/* Builds a bundle from what @reader reads; @size_bound, when not 0, is
+ * the size of the whole text, which bounds what an array may need. */
+SerioBundle *_serio_bundle_load             (SerioReader   *reader,
+                                             guint64        size_bound,
+                                             GCancellable  *cancellable,
+                                             GError       **error);
+
+G_END_DECLS
