@@ -215,7 +215,7 @@ new_from_stream_thread (GTask        *task,
  * Reads and parses @stream in a worker thread, like
  * [ctor@Serio.Bundle.new_from_stream], without blocking the main loop.
  * Do not use @stream until @callback runs. Call
- * [func@Serio.Bundle.new_from_stream_finish] from @callback for the
+ * [ctor@Serio.Bundle.new_from_stream_finish] from @callback for the
  * result.
  */
 void
