@@ -13,7 +13,8 @@
  *
  *   build/bench/serio-bench-stream [--sizes 1000000,10000000] [--dir DIR]
  *
- * Values are random bit patterns (about 20 bytes of text each). The file
+ * Wall time over thread CPU time shows what more threads bring
+ * (SERIO_THREADS=1 against the default). Values are random bit patterns (about 20 bytes of text each). The file
  * is written to DIR (default: the temporary directory) and removed.
  */
 
@@ -36,6 +37,7 @@ typedef enum
 {
   OP_SAVE_TO_FILE,
   OP_WRITE_TO_STREAM,
+  OP_WRITE_TO_NULL,
   OP_FROM_FILE,
   OP_READER_SCAN,
   OP_FROM_BYTES,
@@ -45,6 +47,7 @@ typedef enum
 static const char *op_names[N_OPS] = {
   "save_to_file",
   "write_to_stream(file)",
+  "write_to_stream(null)",
   "from_file",
   "reader(file, 64 Ki)",
   "load+from_bytes",
@@ -150,7 +153,7 @@ run_child (Op          op,
   gint64 start;
   double cpu;
 
-  if (op == OP_SAVE_TO_FILE || op == OP_WRITE_TO_STREAM)
+  if (op == OP_SAVE_TO_FILE || op == OP_WRITE_TO_STREAM || op == OP_WRITE_TO_NULL)
     bundle = random_bundle (n);
 
   /* The peak is the operation's, not that of making the bundle. */
@@ -173,6 +176,17 @@ run_child (Op          op,
                     serio_bundle_write_to_stream (bundle, G_OUTPUT_STREAM (out), SERIO_SAVE_FLAGS_NONE,
                                                   NULL, &error) &&
                     g_output_stream_close (G_OUTPUT_STREAM (out), NULL, &error);
+      }
+      break;
+
+    case OP_WRITE_TO_NULL:
+      {
+        g_autoptr(GFile) null = g_file_new_for_path ("/dev/null");
+        g_autoptr(GFileOutputStream) out = g_file_append_to (null, G_FILE_CREATE_NONE, NULL, &error);
+
+        result.ok = out != NULL &&
+                    serio_bundle_write_to_stream (bundle, G_OUTPUT_STREAM (out), SERIO_SAVE_FLAGS_NONE,
+                                                  NULL, &error);
       }
       break;
 
@@ -314,14 +328,17 @@ main (int    argc,
   path = g_build_filename (dir != NULL ? dir : g_get_tmp_dir (), "serio-bench-stream.serio", NULL);
   cpu = cpu_model ();
 
-  g_print ("# serio-bench-stream, %s, libserio %s, one thread, file %s\n", cpu, SERIO_VERSION, path);
+  g_print ("# serio-bench-stream, %s (%u processors), libserio %s, SERIO_THREADS=%s, file %s\n",
+           cpu, g_get_num_processors (), SERIO_VERSION,
+           g_getenv ("SERIO_THREADS") != NULL ? g_getenv ("SERIO_THREADS") : "(unset)", path);
   g_print ("# %-22s %11s %12s %12s %10s %14s\n",
            "operation", "values", "wall ns/val", "cpu ns/val", "peak MiB", "above start MiB");
 
   for (guint s = 0; sizes[s] != NULL; s++)
     {
       gsize n = g_ascii_strtoull (sizes[s], NULL, 10);
-      const Op order[] = { OP_SAVE_TO_FILE, OP_WRITE_TO_STREAM, OP_FROM_FILE, OP_READER_SCAN, OP_FROM_BYTES };
+      const Op order[] = { OP_SAVE_TO_FILE, OP_WRITE_TO_STREAM, OP_WRITE_TO_NULL, OP_FROM_FILE,
+                           OP_READER_SCAN, OP_FROM_BYTES };
 
       if (n == 0)
         continue;

@@ -16,6 +16,10 @@ G_BEGIN_DECLS
  * caller's stream, which the caller closes. */
 void         _serio_writer_keep_stream_open (SerioWriter   *self);
 
+/* The threads to use when @requested (0 for one per processor) are
+ * asked for, capped by the environment variable SERIO_THREADS. */
+guint        _serio_threads_effective       (guint          requested);
+
 /* Builds a bundle from what @reader reads; @size_bound, when not 0, is
  * the size of the whole text, which bounds what an array may need. */
 SerioBundle *_serio_bundle_load             (SerioReader   *reader,

@@ -69,6 +69,21 @@
 /* Values of a GBytes are copied to an aligned block of this many before
  * they are written. */
 #define BYTES_CHUNK 512
+/* With several threads, long runs of values are formatted in blocks of
+ * this many values, one block per thread at a time. */
+#define BLOCK_VALUES   16384
+#define BLOCK_SIZE     (BLOCK_VALUES * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK)
+/* Most threads libserio uses. */
+#define MAX_THREADS    64
+
+typedef struct
+{
+  const double *values;
+  gsize         n_values;
+  gboolean      leading_comma;
+  char         *out;            /* BLOCK_SIZE bytes */
+  gsize         len;
+} Block;
 
 typedef enum
 {
@@ -98,6 +113,13 @@ struct _SerioWriter
   WriterState    state;
   GError        *failure;       /* when STATE_BROKEN */
   gboolean       keep_open;     /* do not close the stream on dispose */
+
+  guint          threads;       /* as set; 0 for the default */
+  GThreadPool   *pool;
+  Block          blocks[MAX_THREADS];
+  GMutex         lock;
+  GCond          done;
+  guint          pending;       /* blocks the pool has not formatted yet */
 };
 
 G_DEFINE_FINAL_TYPE (SerioWriter, serio_writer, G_TYPE_OBJECT)
@@ -106,6 +128,7 @@ enum {
   PROP_0,
   PROP_STREAM,
   PROP_SEALED,
+  PROP_THREADS,
   N_PROPS
 };
 
@@ -146,6 +169,12 @@ serio_writer_finalize (GObject *object)
   g_clear_pointer (&self->buffer, g_free);
   g_clear_pointer (&self->hash, XXH3_freeState);
   g_clear_error (&self->failure);
+  if (self->pool != NULL)
+    g_thread_pool_free (self->pool, FALSE, TRUE);
+  for (guint i = 0; i < MAX_THREADS; i++)
+    g_clear_pointer (&self->blocks[i].out, g_free);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->done);
 
   G_OBJECT_CLASS (serio_writer_parent_class)->finalize (object);
 }
@@ -189,6 +218,10 @@ serio_writer_get_property (GObject    *object,
       g_value_set_boolean (value, self->sealed);
       break;
 
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -210,6 +243,10 @@ serio_writer_set_property (GObject      *object,
 
     case PROP_SEALED:
       self->sealed = g_value_get_boolean (value);
+      break;
+
+    case PROP_THREADS:
+      serio_writer_set_threads (self, g_value_get_uint (value));
       break;
 
     default:
@@ -248,6 +285,18 @@ serio_writer_class_init (SerioWriterClass *klass)
                           TRUE,
                           (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * SerioWriter:threads:
+   *
+   * The most threads the writer formats values with; 0 (the default)
+   * means one per processor. The environment variable `SERIO_THREADS`
+   * caps it. The text does not depend on it.
+   */
+  properties[PROP_THREADS] =
+    g_param_spec_uint ("threads", NULL, NULL,
+                       0, MAX_THREADS, 0,
+                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   _serio_i18n_init ();
@@ -256,6 +305,8 @@ serio_writer_class_init (SerioWriterClass *klass)
 static void
 serio_writer_init (SerioWriter *self)
 {
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->done);
   self->sealed = TRUE;
   self->buffer = g_malloc (BUFFER_SIZE + BUFFER_RESERVE);
   self->state = STATE_OPEN;
@@ -265,6 +316,64 @@ void
 _serio_writer_keep_stream_open (SerioWriter *self)
 {
   self->keep_open = TRUE;
+}
+
+guint
+_serio_threads_effective (guint requested)
+{
+  const char *cap = g_getenv ("SERIO_THREADS");
+  guint n = requested != 0 ? requested : g_get_num_processors ();
+
+  if (cap != NULL && *cap != '\0')
+    {
+      guint64 limit = g_ascii_strtoull (cap, NULL, 10);
+
+      if (limit >= 1)
+        n = MIN (n, limit);
+    }
+
+  return CLAMP (n, 1, MAX_THREADS);
+}
+
+/**
+ * serio_writer_set_threads:
+ * @self: a #SerioWriter
+ * @threads: the most threads to format values with, or 0 for one per
+ *   processor
+ *
+ * Sets [property@Serio.Writer:threads]. Long runs of values given in one
+ * call are then formatted by several threads at once; the text is the same
+ * byte for byte. The environment variable `SERIO_THREADS`, when set to a
+ * positive number, caps the threads whatever is set here.
+ */
+void
+serio_writer_set_threads (SerioWriter *self,
+                          guint        threads)
+{
+  g_return_if_fail (SERIO_IS_WRITER (self));
+  g_return_if_fail (threads <= MAX_THREADS);
+
+  if (self->threads == threads)
+    return;
+
+  self->threads = threads;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_THREADS]);
+}
+
+/**
+ * serio_writer_get_threads:
+ * @self: a #SerioWriter
+ *
+ * Gets [property@Serio.Writer:threads] as set.
+ *
+ * Returns: the most threads, or 0 for one per processor
+ */
+guint
+serio_writer_get_threads (SerioWriter *self)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), 0);
+
+  return self->threads;
 }
 
 /**
@@ -529,6 +638,124 @@ serio_writer_begin_array (SerioWriter   *self,
   return TRUE;
 }
 
+static void
+format_block (Block *block)
+{
+  char *out = block->out;
+
+  if (block->leading_comma)
+    {
+      out = _serio_codec_write_tokens (out, block->values, block->n_values, TRUE);
+    }
+  else
+    {
+      out = _serio_codec_write_token (out, block->values[0]);
+      out = _serio_codec_write_tokens (out, block->values + 1, block->n_values - 1, TRUE);
+    }
+
+  block->len = out - block->out;
+}
+
+static void
+format_in_pool (gpointer data,
+                gpointer user_data)
+{
+  SerioWriter *self = user_data;
+
+  format_block (data);
+
+  g_mutex_lock (&self->lock);
+  if (--self->pending == 0)
+    g_cond_signal (&self->done);
+  g_mutex_unlock (&self->lock);
+}
+
+/* Writes out a formatted block, hashing it on the way. */
+static gboolean
+write_block (SerioWriter   *self,
+             Block         *block,
+             GCancellable  *cancellable,
+             GError       **error)
+{
+  GError *local_error = NULL;
+
+  if (self->hash != NULL)
+    XXH3_64bits_update (self->hash, block->out, block->len);
+
+  if (!g_output_stream_write_all (self->stream, block->out, block->len, NULL,
+                                  cancellable, &local_error))
+    {
+      self->state = STATE_BROKEN;
+      self->failure = g_error_copy (local_error);
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Formats whole blocks of @values with @n_threads threads, in rounds of
+ * one block per thread, and writes them out in order. Returns the number
+ * of values written, or G_MAXSIZE on an error. */
+static gsize
+put_values_parallel (SerioWriter   *self,
+                     const double  *values,
+                     gsize          n_values,
+                     guint          n_threads,
+                     GCancellable  *cancellable,
+                     GError       **error)
+{
+  gsize done = 0;
+
+  if (!flush (self, cancellable, error))
+    return G_MAXSIZE;
+
+  if (self->pool == NULL)
+    {
+      self->pool = g_thread_pool_new (format_in_pool, self, MAX_THREADS - 1, FALSE, NULL);
+      g_assert (self->pool != NULL);
+    }
+  g_thread_pool_set_max_threads (self->pool, n_threads - 1, NULL);
+
+  while (n_values - done >= 2 * BLOCK_VALUES)
+    {
+      guint n_blocks = MIN (n_threads, (n_values - done) / BLOCK_VALUES);
+
+      for (guint i = 0; i < n_blocks; i++)
+        {
+          Block *block = &self->blocks[i];
+
+          if (block->out == NULL)
+            block->out = g_malloc (BLOCK_SIZE);
+          block->values = values + done + (gsize) i * BLOCK_VALUES;
+          block->n_values = BLOCK_VALUES;
+          block->leading_comma = !(self->first_value && done == 0 && i == 0);
+        }
+
+      self->pending = n_blocks - 1;
+      for (guint i = 1; i < n_blocks; i++)
+        g_thread_pool_push (self->pool, &self->blocks[i], NULL);
+      format_block (&self->blocks[0]);
+
+      g_mutex_lock (&self->lock);
+      while (self->pending > 0)
+        g_cond_wait (&self->done, &self->lock);
+      g_mutex_unlock (&self->lock);
+
+      for (guint i = 0; i < n_blocks; i++)
+        {
+          if (!write_block (self, &self->blocks[i], cancellable, error))
+            return G_MAXSIZE;
+        }
+
+      self->first_value = FALSE;
+      self->n_missing -= (gsize) n_blocks * BLOCK_VALUES;
+      done += (gsize) n_blocks * BLOCK_VALUES;
+    }
+
+  return done;
+}
+
 /* Writes @n_values values of the open array, which has room for them. */
 static gboolean
 put_values (SerioWriter   *self,
@@ -537,6 +764,21 @@ put_values (SerioWriter   *self,
             GCancellable  *cancellable,
             GError       **error)
 {
+  if (n_values >= 2 * BLOCK_VALUES)
+    {
+      guint n_threads = _serio_threads_effective (self->threads);
+
+      if (n_threads > 1)
+        {
+          gsize done = put_values_parallel (self, values, n_values, n_threads, cancellable, error);
+
+          if (done == G_MAXSIZE)
+            return FALSE;
+          values += done;
+          n_values -= done;
+        }
+    }
+
   while (n_values > 0)
     {
       gsize room = (BUFFER_SIZE - MIN (self->used, BUFFER_SIZE)) / (SERIO_CODEC_TOKEN_MAX + 1);

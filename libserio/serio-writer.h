@@ -30,6 +30,11 @@ SERIO_AVAILABLE_IN_ALL
 GOutputStream *serio_writer_get_stream       (SerioWriter    *self);
 SERIO_AVAILABLE_IN_ALL
 gboolean       serio_writer_get_sealed       (SerioWriter    *self);
+SERIO_AVAILABLE_IN_ALL
+guint          serio_writer_get_threads      (SerioWriter    *self);
+SERIO_AVAILABLE_IN_ALL
+void           serio_writer_set_threads      (SerioWriter    *self,
+                                              guint           threads);
 
 SERIO_AVAILABLE_IN_ALL
 gboolean       serio_writer_write_array      (SerioWriter    *self,

@@ -64,6 +64,12 @@ random_name (guint i)
   return g_string_free (name, FALSE);
 }
 
+/* Threads for the writers of check_piecewise(), and the largest array and
+ * piece it makes: large pieces take the parallel path. */
+static guint writer_threads = 1;
+static gsize max_array = 40000;
+static gsize max_piece = 3000;
+
 /* Writes @values as arrays of random sizes, each in random pieces through
  * both value calls (aligned and unaligned bytes), and checks the text
  * against the bundle of the same arrays. */
@@ -82,13 +88,15 @@ check_piecewise (const double *values,
   gsize done = 0;
   guint n_arrays = 0;
 
+  serio_writer_set_threads (writer, writer_threads);
+  g_assert_cmpuint (serio_writer_get_threads (writer), ==, writer_threads);
   g_assert_true (serio_writer_get_sealed (writer) == sealed);
   g_assert_true (serio_writer_get_stream (writer) == stream);
 
   while (done < n_values || n_arrays < 3)
     {
       gsize left = n_values - done;
-      gsize wanted = g_test_rand_int_range (0, 4) == 0 ? left : (gsize) g_test_rand_int_range (0, 40000);
+      gsize wanted = g_test_rand_int_range (0, 4) == 0 ? left : (gsize) g_test_rand_int_range (0, (gint32) max_array);
       gsize size = MIN (left, wanted);
       g_autofree char *name = random_name (n_arrays);
       gsize given = 0;
@@ -107,7 +115,7 @@ check_piecewise (const double *values,
 
           while (given < size)
             {
-              gsize at_most = g_test_rand_int_range (0, 3000);
+              gsize at_most = g_test_rand_int_range (0, (gint32) max_piece);
               gsize piece = MIN (size - given, at_most);
 
               g_assert_cmpuint (serio_writer_get_n_missing (writer), ==, size - given);
@@ -195,6 +203,30 @@ test_random_bits (gconstpointer data)
     values[i] = test_double_of (i % 3 == 0 ? test_rand_interesting () : test_rand_u64 ());
 
   check_piecewise (values, n, sealed);
+}
+
+/* Several threads format long runs of values: the same bytes. */
+static void
+test_threads (gconstpointer data)
+{
+  gboolean sealed = GPOINTER_TO_INT (data);
+  g_autoptr(GArray) patterns = test_load_patterns ();
+  gsize n = test_iterations (400000);
+  g_autofree double *values = g_new (double, n);
+
+  for (gsize i = 0; i < n; i++)
+    values[i] = test_double_of (i % 3 == 0 ? test_rand_interesting () : test_rand_u64 ());
+
+  max_array = 300000;
+  max_piece = 120000;
+  for (writer_threads = 2; writer_threads <= 4; writer_threads++)
+    {
+      check_piecewise ((const double *) (gconstpointer) patterns->data, patterns->len, sealed);
+      check_piecewise (values, n, sealed);
+    }
+  writer_threads = 1;
+  max_array = 40000;
+  max_piece = 3000;
 }
 
 static void
@@ -489,6 +521,8 @@ main (int    argc,
   g_test_add_data_func ("/writer/patterns/sealed", GINT_TO_POINTER (TRUE), test_patterns);
   g_test_add_data_func ("/writer/random/plain", GINT_TO_POINTER (FALSE), test_random_bits);
   g_test_add_data_func ("/writer/random/sealed", GINT_TO_POINTER (TRUE), test_random_bits);
+  g_test_add_data_func ("/writer/threads/plain", GINT_TO_POINTER (FALSE), test_threads);
+  g_test_add_data_func ("/writer/threads/sealed", GINT_TO_POINTER (TRUE), test_threads);
   g_test_add_func ("/writer/empty", test_empty);
   g_test_add_func ("/writer/misuse", test_misuse);
   g_test_add_func ("/writer/precondition-names", test_precondition_names);
