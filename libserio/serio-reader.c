@@ -23,6 +23,7 @@
 #include "serio-error.h"
 #include "serio-private.h"
 #include "serio-reader.h"
+#include "serio-stream-private.h"
 
 /**
  * SerioReader:
@@ -104,6 +105,26 @@
  * run, "p", a sign and a run, then the byte that must end the token. */
 #define LONG_TOKEN_DIGEST   100
 
+/* With several threads, a segment of values this long or longer is split
+ * between them. */
+#define PARALLEL_MIN_BYTES  (128 * 1024)
+#define MAX_THREADS         64
+
+/* One thread's share of a segment: the tokens of [start, end), where end
+ * is a comma or the segment's end. */
+typedef struct
+{
+  const char        *start;
+  const char        *end;
+  const char        *buf_end;
+  double            *out;
+  gsize              room;      /* in values */
+  gsize              n;
+  gboolean           ended;
+  SerioCodecProblem  problem;
+  const char        *stop;      /* the bad token, on a problem */
+} Part;
+
 /* read_bytes() starts with room for this many values. */
 #define FIRST_BYTES_ROOM    (64 * 1024)
 
@@ -161,6 +182,14 @@ struct _SerioReader
   gboolean        field_start;  /* no token of the record looked at yet */
   gboolean        line_done;    /* its last token was parsed */
   gulong          record_line;
+
+  /* Parallel parsing */
+  guint           threads;      /* as set; 0 for the default */
+  GThreadPool    *pool;
+  Part            parts[MAX_THREADS];
+  GMutex          lock;
+  GCond           done;
+  guint           pending;
 };
 
 G_DEFINE_FINAL_TYPE (SerioReader, serio_reader, G_TYPE_OBJECT)
@@ -169,6 +198,7 @@ enum {
   PROP_0,
   PROP_STREAM,
   PROP_BUFFER_SIZE,
+  PROP_THREADS,
   N_PROPS
 };
 
@@ -186,6 +216,12 @@ serio_reader_finalize (GObject *object)
   g_clear_error (&self->failure);
   g_clear_pointer (&self->name, g_free);
   g_clear_pointer (&self->declared, g_free);
+  if (self->pool != NULL)
+    g_thread_pool_free (self->pool, FALSE, TRUE);
+  for (guint i = 0; i < MAX_THREADS; i++)
+    g_clear_pointer (&self->parts[i].out, g_free);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->done);
 
   G_OBJECT_CLASS (serio_reader_parent_class)->finalize (object);
 }
@@ -219,6 +255,10 @@ serio_reader_get_property (GObject    *object,
       g_value_set_uint (value, self->buffer_size);
       break;
 
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+
     default:
       G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
     }
@@ -240,6 +280,10 @@ serio_reader_set_property (GObject      *object,
 
     case PROP_BUFFER_SIZE:
       self->buffer_size = g_value_get_uint (value);
+      break;
+
+    case PROP_THREADS:
+      serio_reader_set_threads (self, g_value_get_uint (value));
       break;
 
     default:
@@ -279,6 +323,19 @@ serio_reader_class_init (SerioReaderClass *klass)
                        MIN_BUFFER_SIZE, G_MAXUINT, DEFAULT_BUFFER_SIZE,
                        (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
 
+  /**
+   * SerioReader:threads:
+   *
+   * The most threads the reader parses values with; 0 (the default) means
+   * one per processor. The environment variable `SERIO_THREADS` caps it.
+   * Values and errors do not depend on it: an error names the first bad
+   * value in the order of the text.
+   */
+  properties[PROP_THREADS] =
+    g_param_spec_uint ("threads", NULL, NULL,
+                       0, MAX_THREADS, 0,
+                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
   g_object_class_install_properties (object_class, N_PROPS, properties);
 
   _serio_i18n_init ();
@@ -287,6 +344,8 @@ serio_reader_class_init (SerioReaderClass *klass)
 static void
 serio_reader_init (SerioReader *self)
 {
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->done);
   self->buffer_size = DEFAULT_BUFFER_SIZE;
   self->line = 1;
   self->state = STATE_LINE;
@@ -346,6 +405,47 @@ serio_reader_get_buffer_size (SerioReader *self)
   g_return_val_if_fail (SERIO_IS_READER (self), 0);
 
   return self->buffer_size;
+}
+
+/**
+ * serio_reader_set_threads:
+ * @self: a #SerioReader
+ * @threads: the most threads to parse values with, or 0 for one per
+ *   processor
+ *
+ * Sets [property@Serio.Reader:threads]. Long runs of values read in one
+ * call are then parsed by several threads at once. The environment
+ * variable `SERIO_THREADS`, when set to a positive number, caps the
+ * threads whatever is set here.
+ */
+void
+serio_reader_set_threads (SerioReader *self,
+                          guint        threads)
+{
+  g_return_if_fail (SERIO_IS_READER (self));
+  g_return_if_fail (threads <= MAX_THREADS);
+
+  if (self->threads == threads)
+    return;
+
+  self->threads = threads;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_THREADS]);
+}
+
+/**
+ * serio_reader_get_threads:
+ * @self: a #SerioReader
+ *
+ * Gets [property@Serio.Reader:threads] as set.
+ *
+ * Returns: the most threads, or 0 for one per processor
+ */
+guint
+serio_reader_get_threads (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->threads;
 }
 
 /* ------------------------------------------------------------------ */
@@ -694,6 +794,112 @@ ensure_segment (SerioReader   *self,
     }
 }
 
+static void
+parse_part (Part *part)
+{
+  const char *s = part->start;
+
+  part->n = _serio_codec_parse_tokens (&s, part->end, part->buf_end, part->out, part->room,
+                                       &part->ended, &part->problem);
+  part->stop = s;
+}
+
+static void
+parse_in_pool (gpointer data,
+               gpointer user_data)
+{
+  SerioReader *self = user_data;
+
+  parse_part (data);
+
+  g_mutex_lock (&self->lock);
+  if (--self->pending == 0)
+    g_cond_signal (&self->done);
+  g_mutex_unlock (&self->lock);
+}
+
+/* Parses the tokens of [s, span_end), which ends at a comma or the
+ * segment's end and holds no more tokens than @values has room for, with
+ * @n_threads threads. Returns the number of values stored, with the first
+ * bad token (in the order of the text) in @problem and @bad. */
+static gsize
+parse_span_parallel (SerioReader        *self,
+                     const char         *s,
+                     const char         *span_end,
+                     double             *values,
+                     guint               n_threads,
+                     SerioCodecProblem  *problem,
+                     const char        **bad)
+{
+  gsize len = span_end - s;
+  guint n_parts = 0;
+  gsize stored = 0;
+  const char *start = s;
+
+  /* Cut at the first comma after each share's end. */
+  while (n_parts < n_threads && start <= span_end)
+    {
+      Part *part = &self->parts[n_parts];
+      const char *target = s + len * (n_parts + 1) / n_threads;
+      const char *cut = NULL;
+      gsize room;
+
+      if (n_parts + 1 < n_threads && target < span_end)
+        cut = memchr (MAX (target, start), ',', span_end - MAX (target, start));
+      if (cut == NULL)
+        cut = span_end;
+
+      /* Tokens of at least one byte, with commas between them. */
+      room = (cut - start + 1) / 2 + 1;
+      if (part->room < room)
+        {
+          part->out = g_renew (double, part->out, room);
+          part->room = room;
+        }
+      part->start = start;
+      part->end = cut;
+      part->buf_end = self->buf + self->end;
+      n_parts++;
+      if (cut == span_end)
+        break;
+      start = cut + 1;
+    }
+
+  if (self->pool == NULL)
+    {
+      self->pool = g_thread_pool_new (parse_in_pool, self, MAX_THREADS - 1, FALSE, NULL);
+      g_assert (self->pool != NULL);
+    }
+  g_thread_pool_set_max_threads (self->pool, n_threads - 1, NULL);
+
+  self->pending = n_parts - 1;
+  for (guint i = 1; i < n_parts; i++)
+    g_thread_pool_push (self->pool, &self->parts[i], NULL);
+  parse_part (&self->parts[0]);
+
+  g_mutex_lock (&self->lock);
+  while (self->pending > 0)
+    g_cond_wait (&self->done, &self->lock);
+  g_mutex_unlock (&self->lock);
+
+  problem->reason = NULL;
+  for (guint i = 0; i < n_parts; i++)
+    {
+      Part *part = &self->parts[i];
+
+      memcpy (values + stored, part->out, part->n * sizeof (double));
+      stored += part->n;
+      if (part->problem.reason != NULL)
+        {
+          *problem = part->problem;
+          *bad = part->stop;
+          break;
+        }
+    }
+
+  return stored;
+}
+
 /* Parses tokens of the current record, storing up to @max_values of them
  * in @values (or none when it is %NULL), until @max_values were parsed or
  * the line ends. */
@@ -729,6 +935,54 @@ parse_values (SerioReader   *self,
             {
               self->line_done = TRUE;
               break;
+            }
+        }
+
+      /* A long run of values, all wanted: parsed by several threads, in
+       * shares that end at commas. No more tokens than wanted fit in the
+       * span, since n tokens take at least 2n - 1 bytes. */
+      if (values != NULL && (gsize) (seg_end - s) >= PARALLEL_MIN_BYTES &&
+          max_values - got >= PARALLEL_MIN_BYTES / 2)
+        {
+          guint n_threads = _serio_threads_effective (self->threads);
+          gsize span = MIN ((gsize) (seg_end - s), 2 * (max_values - got) - 1);
+          const char *span_end = span == (gsize) (seg_end - s) ? seg_end : last_comma (s, span);
+
+          if (n_threads > 1 && span_end != NULL && span_end > s)
+            {
+              const char *bad = NULL;
+
+              n = parse_span_parallel (self, s, span_end, values + got, n_threads, &problem, &bad);
+              self->n_tokens += n;
+              got += n;
+              if (G_UNLIKELY (problem.reason != NULL))
+                {
+                  GError *local_error = NULL;
+
+                  self->pos = bad - self->buf;
+                  _serio_codec_set_token_error (&local_error, &problem, self->line, self->n_tokens + 1,
+                                                bad, self->seg_eol ? seg_end : seg_end + 1);
+                  return fail (self, local_error, cancellable, error);
+                }
+
+              if (span_end == seg_end)
+                {
+                  if (self->seg_eol)
+                    {
+                      self->pos = self->seg_end;
+                      self->line_done = TRUE;
+                    }
+                  else
+                    {
+                      self->pos = self->seg_end + 1;
+                      self->seg_valid = FALSE;
+                    }
+                }
+              else
+                {
+                  self->pos = span_end + 1 - self->buf;
+                }
+              continue;
             }
         }
 

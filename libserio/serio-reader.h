@@ -28,6 +28,11 @@ SERIO_AVAILABLE_IN_ALL
 GInputStream *serio_reader_get_stream       (SerioReader    *self);
 SERIO_AVAILABLE_IN_ALL
 gsize         serio_reader_get_buffer_size  (SerioReader    *self);
+SERIO_AVAILABLE_IN_ALL
+guint         serio_reader_get_threads      (SerioReader    *self);
+SERIO_AVAILABLE_IN_ALL
+void          serio_reader_set_threads      (SerioReader    *self,
+                                             guint           threads);
 
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_reader_next             (SerioReader    *self,

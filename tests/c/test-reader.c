@@ -42,6 +42,9 @@ rd_read (GBytes    *text,
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   GError *local_error = NULL;
 
+  /* 1 to 4 threads: the result must not depend on it */
+  serio_reader_set_threads (reader, g_test_rand_int_range (1, 5));
+
   while (serio_reader_next (reader, NULL, &local_error))
     {
       guint64 n = serio_reader_get_n_values (reader);
@@ -51,7 +54,7 @@ rd_read (GBytes    *text,
       g_assert_false (serio_reader_get_finished (reader));
       for (;;)
         {
-          gsize piece = g_test_rand_int_range (0, 4) == 0 ? 100000 : (gsize) g_test_rand_int_range (1, 40);
+          gsize piece = g_test_rand_int_range (0, 4) == 0 ? 1 << 22 : (gsize) g_test_rand_int_range (1, 40);
           gsize got;
 
           if (g_test_rand_bit ())
@@ -425,6 +428,24 @@ test_large (gconstpointer data)
 
   rd_compare_with (damaged, -65536, DEFAULT_BUFFER);
   rd_compare_with (damaged, -3000, 4096);
+
+  /* A bad token anywhere in the shares of the threads, or two of them:
+   * the first is reported. */
+  for (guint k = 0; k < 48; k++)
+    {
+      g_autoptr(GString) again = g_string_new_len (p, size);
+      g_autoptr(GBytes) bytes = NULL;
+      /* spread over the text, so that every share of every window gets
+       * some */
+      gsize at = (again->len - 200) * (k + 1) / 49 + g_test_rand_int_range (0, 100);
+
+      again->str[at] = "x,|\n"[g_test_rand_int_range (0, 4)];
+      if (k % 3 == 0)
+        again->str[at + g_test_rand_int_range (1, 90)] = 'p';
+      bytes = g_bytes_new (again->str, again->len);
+      rd_compare_with (bytes, -200000, DEFAULT_BUFFER);
+      rd_compare_with (bytes, 1 << 20, DEFAULT_BUFFER);
+    }
 
   {
     g_autoptr(SerioBundle) streamed = rd_read (damaged, -65536, DEFAULT_BUFFER, NULL, &error);
