@@ -139,7 +139,7 @@ random_bundle (gsize n)
 }
 
 /* Runs @op in the child; the file exists for the reading operations. */
-static void
+G_GNUC_NORETURN static void
 run_child (Op          op,
            gsize       n,
            const char *path,
