@@ -1405,9 +1405,9 @@ serio_reader_get_n_left (SerioReader *self)
 }
 
 /**
- * serio_reader_read_values:
+ * serio_reader_read_values: (skip)
  * @self: a #SerioReader
- * @values: (out caller-allocates) (array length=n_values): room for the values
+ * @values: (array length=n_values): room for the values
  * @n_values: the number of values wanted
  * @n_read: (out): return location for the number of values read
  * @cancellable: (nullable): a #GCancellable
@@ -1420,6 +1420,9 @@ serio_reader_get_n_left (SerioReader *self)
  *
  * The values are provisional until the whole text was read (see the
  * description of #SerioReader).
+ *
+ * Bindings, which cannot hand over a buffer of their own, use
+ * [method@Serio.Reader.read_bytes].
  *
  * Returns: %TRUE on success, %FALSE with @error set
  */
