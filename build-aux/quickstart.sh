@@ -60,7 +60,9 @@ install_packages () {
       echo "quickstart: needs root to install: ${missing[*]} (run it with sudo)" >&2
       exit 1
     fi
-    apt-get update -qq
+    # An index that fails to download (a mirror in sync, a foreign
+    # architecture) need not stop the install: apt uses the lists it has.
+    apt-get update -qq || echo "quickstart: apt-get update reported errors; trying the install anyway" >&2
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"
   fi
 }

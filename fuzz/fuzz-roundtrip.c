@@ -18,7 +18,8 @@
  * Every name must come back with `|`, CR and LF replaced by `_`, every
  * non-NaN pattern bit for bit and every NaN as 0x7FF8000000000000, both in
  * the bundle and after to_string() and from_string(); and the two bundles
- * must be equal. The same holds through the sealed text, and one
+ * must be equal (an array named serio.sealed or serio.seal, which append
+ * refuses, is left out). The same holds through the sealed text, and one
  * single-byte change of the sealed text, chosen from the input, must be
  * rejected. Any violation aborts.
  */
@@ -219,6 +220,13 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
           memcpy (&values[i], &e.bits[i], sizeof (double));
           if (is_nan (e.bits[i]))
             e.bits[i] = CANONICAL_NAN;
+        }
+      /* The seal's reserved names are refused (a programmer error, with a
+       * critical): such an array is left out. */
+      if (strcmp (name, "serio.sealed") == 0 || strcmp (name, "serio.seal") == 0)
+        {
+          expected_clear (&e);
+          continue;
         }
       g_array_append_val (expected, e);
 

@@ -11,6 +11,7 @@
 #include "config.h"
 
 #include "serio-bundle-stream.h"
+#include "serio-codec.h"
 #include "serio-private.h"
 #include "serio-stream-private.h"
 
@@ -39,6 +40,7 @@ read_long_array (SerioReader   *reader,
                  GError       **error)
 {
   g_autofree double *values = NULL;
+  double *grown;
   gsize room, got = 0;
 
   if (n_values > G_MAXSIZE / sizeof (double))
@@ -48,7 +50,15 @@ read_long_array (SerioReader   *reader,
   else
     room = MIN (n_values, FIRST_ROOM);
 
-  values = _serio_alloc_large (room * sizeof (double));
+  /* A count the file can hold may still be more than the memory can:
+   * then the room grows with the values that really come. */
+  values = _serio_try_alloc_large (room * sizeof (double));
+  if (values == NULL)
+    {
+      room = MIN (room, FIRST_ROOM);
+      values = _serio_alloc_large (room * sizeof (double));
+    }
+
   for (;;)
     {
       gsize n;
@@ -62,7 +72,13 @@ read_long_array (SerioReader   *reader,
         {
           room = room > (G_MAXSIZE / sizeof (double)) / 2 ? G_MAXSIZE / sizeof (double) : room * 2;
           room = (guint64) room > n_values ? n_values : room;
-          values = g_realloc (values, room * sizeof (double));
+          grown = g_try_realloc (values, room * sizeof (double));
+          if (grown == NULL)
+            {
+              _serio_codec_set_memory_error (error, _serio_reader_get_line (reader), n_values);
+              return NULL;
+            }
+          values = grown;
         }
     }
 

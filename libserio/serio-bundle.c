@@ -6,19 +6,17 @@
 
 #include "config.h"
 
-#include <errno.h>
 #include <string.h>
+
+#include <glib/gi18n-lib.h>
 
 #include "serio-bundle.h"
 #include "serio-bundle-stream.h"
 #include "serio-codec.h"
 #include "serio-error.h"
 #include "serio-private.h"
-
-#ifdef G_OS_UNIX
-# include <unistd.h>
-# include <gio/gfiledescriptorbased.h>
-#endif
+#include "serio-save.h"
+#include "serio-shape.h"
 
 /**
  * SerioBundle:
@@ -30,6 +28,13 @@
  * A bundle is a list, not a map: names may repeat and may be empty, and
  * arrays keep the order in which they were appended.
  * [method@Serio.Bundle.lookup] finds the first array of a given name.
+ *
+ * An array's shape travels in its name: `conv1.weight[16x3x3x3]` holds a
+ * 16×3×3×3 array in C order, `steps[]` a 0-d scalar, and any other name a
+ * one-dimensional array. [method@Serio.Bundle.get_shape] and
+ * [method@Serio.Bundle.get_base_name] read it,
+ * [method@Serio.Bundle.append_with_shape] writes it, and
+ * [method@Serio.Bundle.lookup] finds an array by its base name too.
  *
  * Arrays are immutable once appended: a bundle only grows. Two
  * normalisations happen on the way in, so that a bundle always holds exactly
@@ -96,6 +101,20 @@ static GParamSpec *properties[N_PROPS];
 
 /* get_values() of an empty array points here rather than returning NULL. */
 static const double empty_values[1];
+
+/* g_return_if_fail (), kept with G_DISABLE_CHECKS: for the checks on what
+ * is appended, without which a bundle could hold what its text cannot (a
+ * name that is not UTF-8, which the reader rejects) or sizes that wrap.
+ * A failure is still a programmer error, with the same critical. */
+#define return_if_fail_always(expr) \
+  G_STMT_START { \
+    if (G_LIKELY (expr)) { } \
+    else \
+      { \
+        g_return_if_fail_warning (G_LOG_DOMAIN, G_STRFUNC, #expr); \
+        return; \
+      } \
+  } G_STMT_END
 
 #define NAMES_CHUNK_SIZE 1024
 
@@ -272,8 +291,15 @@ begin_array_cb (const char *name,
     }
   else
     {
-      values = _serio_alloc_large (n_values * sizeof (double));
-      owner = g_bytes_new_take (values, n_values * sizeof (double));
+      gsize size;
+
+      /* A count checked against the length of its line still wraps the
+       * size on a 32-bit system (2^29 values on a 1 GiB line), and may be
+       * more than the address space holds: the read fails then. */
+      if (!g_size_checked_mul (&size, n_values, sizeof (double)) ||
+          (values = _serio_try_alloc_large (size)) == NULL)
+        return NULL;
+      owner = g_bytes_new_take (values, size);
       g_ptr_array_add (self->blocks, owner);
     }
 
@@ -538,17 +564,19 @@ serio_bundle_append (SerioBundle  *self,
 {
   double *copy;
 
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (name != NULL);
-  g_return_if_fail (g_utf8_validate (name, -1, NULL));
-  g_return_if_fail (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
-  g_return_if_fail (values != NULL || n_values == 0);
-  g_return_if_fail (n_values <= G_MAXSIZE / sizeof (double));
+  gsize size;
 
-  copy = n_values > 0 ? g_memdup2 (values, n_values * sizeof (double)) : NULL;
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (name != NULL);
+  return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
+  return_if_fail_always (values != NULL || n_values == 0);
+  return_if_fail_always (g_size_checked_mul (&size, n_values, sizeof (double)));
+
+  copy = n_values > 0 ? g_memdup2 (values, size) : NULL;
   _serio_codec_canonicalize (copy, n_values);
 
-  append_values (self, name, g_bytes_new_take (copy, n_values * sizeof (double)));
+  append_values (self, name, g_bytes_new_take (copy, size));
 }
 
 /**
@@ -565,9 +593,9 @@ serio_bundle_append_array (SerioBundle *self,
                            const char  *name,
                            GArray      *values)
 {
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (values != NULL);
-  g_return_if_fail (g_array_get_element_size (values) == sizeof (double));
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (values != NULL);
+  return_if_fail_always (g_array_get_element_size (values) == sizeof (double));
 
   serio_bundle_append (self, name, (const double *) (gconstpointer) values->data, values->len);
 }
@@ -595,14 +623,14 @@ serio_bundle_append_bytes (SerioBundle *self,
   gsize size;
   gconstpointer data;
 
-  g_return_if_fail (SERIO_IS_BUNDLE (self));
-  g_return_if_fail (name != NULL);
-  g_return_if_fail (g_utf8_validate (name, -1, NULL));
-  g_return_if_fail (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
-  g_return_if_fail (values != NULL);
+  return_if_fail_always (SERIO_IS_BUNDLE (self));
+  return_if_fail_always (name != NULL);
+  return_if_fail_always (g_utf8_validate (name, -1, NULL));
+  return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
+  return_if_fail_always (values != NULL);
 
   data = g_bytes_get_data (values, &size);
-  g_return_if_fail (size % sizeof (double) == 0);
+  return_if_fail_always (size % sizeof (double) == 0);
 
   if ((guintptr) data % G_ALIGNOF (double) == 0 &&
            _serio_codec_is_canonical (data, size / sizeof (double)))
@@ -726,25 +754,61 @@ serio_bundle_get_bytes (SerioBundle *self,
 /**
  * serio_bundle_lookup:
  * @self: a #SerioBundle
- * @name: the name to look for
+ * @name: the name to look for: a stored name or a base name
  * @index: (out) (optional): return location for the index of the array
  *
- * Finds the first array called @name. Names are compared as stored, that
- * is after `|`, CR and LF have become `_`.
+ * Finds an array by name, in two steps:
  *
- * Returns: %TRUE if an array called @name exists, %FALSE otherwise
+ * 1. the first array whose stored name is exactly @name;
+ * 2. if there is none, the first array whose base name (see
+ *    [method@Serio.Bundle.get_base_name]) is @name.
+ *
+ * So `conv1.weight` finds `conv1.weight[16x3x3x3]`, and so does
+ * `conv1.weight[16x3x3x3]`. When a bundle holds both `w` and `w[2]`, `w`
+ * finds `w` (an exact name wins, wherever it is) and `w[2]` finds `w[2]`;
+ * when it holds `w[2]` and `w[3]`, `w` finds the first of them. A suffix
+ * that is not a shape (`w[5]` with 3 values) is part of the base name, so
+ * only `w[5]` finds that array.
+ *
+ * Names are compared as stored, that is after `|`, CR and LF have become
+ * `_`.
+ *
+ * Returns: %TRUE if an array was found, %FALSE otherwise
  */
 gboolean
 serio_bundle_lookup (SerioBundle *self,
                      const char  *name,
                      guint       *index)
 {
+  gsize len;
+
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (name != NULL, FALSE);
 
   for (guint i = 0; i < self->entries->len; i++)
     {
       if (strcmp (get_entry (self, i)->name, name) == 0)
+        {
+          if (index != NULL)
+            *index = i;
+          return TRUE;
+        }
+    }
+
+  len = strlen (name);
+  for (guint i = 0; i < self->entries->len; i++)
+    {
+      SerioEntry *entry = get_entry (self, i);
+      guint64 dims[SERIO_SHAPE_MAX_DIMS];
+      gsize base_len;
+      guint n_dims;
+
+      /* Only a name that continues with '[' after @name can match. */
+      if (strncmp (entry->name, name, len) != 0 || entry->name[len] != '[')
+        continue;
+
+      if (_serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n_dims) &&
+          base_len == len)
         {
           if (index != NULL)
             *index = i;
@@ -797,29 +861,6 @@ serio_bundle_equal (SerioBundle *a,
 /* Files                                                              */
 /* ------------------------------------------------------------------ */
 
-/* Names tried for the temporary file of a new file before giving up. */
-#define TEMP_NAME_ATTEMPTS 100
-
-/* Flushes what was written to @stream to the disk, where the stream can. */
-static gboolean
-sync_stream (GFileOutputStream  *stream,
-             GError            **error)
-{
-#ifdef G_OS_UNIX
-  if (G_IS_FILE_DESCRIPTOR_BASED (stream) &&
-      fsync (g_file_descriptor_based_get_fd (G_FILE_DESCRIPTOR_BASED (stream))) != 0)
-    {
-      int saved_errno = errno;
-
-      g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-                           g_strerror (saved_errno));
-      return FALSE;
-    }
-#endif
-
-  return TRUE;
-}
-
 /**
  * serio_bundle_from_file: (constructor)
  * @file: the file to read
@@ -833,7 +874,10 @@ sync_stream (GFileOutputStream  *stream,
  *
  * Failing to read the file gives a %G_IO_ERROR (such as
  * %G_IO_ERROR_NOT_FOUND or %G_IO_ERROR_IS_DIRECTORY); bad contents give a
- * [error@Serio.Error]. This blocks: GUI applications should use
+ * [error@Serio.Error] whose message starts with the file's parse name
+ * (`weights.serio: Line 4: …`) and which carries the location like the
+ * errors of [ctor@Serio.Bundle.from_bytes]
+ * ([func@Serio.Error.get_line]). This blocks: GUI applications should use
  * [func@Serio.Bundle.from_file_async].
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
@@ -844,6 +888,8 @@ serio_bundle_from_file (GFile         *file,
                         GError       **error)
 {
   g_autoptr(GFileInputStream) stream = NULL;
+  g_autoptr(GError) local_error = NULL;
+  SerioBundle *bundle;
 
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
@@ -853,7 +899,21 @@ serio_bundle_from_file (GFile         *file,
   if (stream == NULL)
     return NULL;
 
-  return serio_bundle_new_from_stream (G_INPUT_STREAM (stream), cancellable, error);
+  bundle = serio_bundle_new_from_stream (G_INPUT_STREAM (stream), cancellable, &local_error);
+  if (bundle == NULL)
+    {
+      if (local_error->domain == SERIO_ERROR)
+        {
+          g_autofree char *name = g_file_get_parse_name (file);
+
+          /* TRANSLATORS: a file name, before an error message about its
+           * contents */
+          g_prefix_error (&local_error, _("%s: "), name);
+        }
+      g_propagate_error (error, g_steal_pointer (&local_error));
+    }
+
+  return bundle;
 }
 
 static void
@@ -923,75 +983,6 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
   return g_task_propagate_pointer (G_TASK (result), error);
 }
 
-/* Writes @bytes to @stream and closes it, syncing to disk first if @sync.
- * On failure the stream is closed with a cancelled cancellable, which makes
- * a replace stream delete its temporary file rather than rename it over the
- * original, as g_file_replace_contents() does when a write fails. */
-static gboolean
-write_and_close (GFileOutputStream  *stream,
-                 GBytes             *bytes,
-                 gboolean            sync,
-                 GCancellable       *cancellable,
-                 GError            **error)
-{
-  g_autoptr(GCancellable) abandon = NULL;
-  gsize size;
-  gconstpointer data = g_bytes_get_data (bytes, &size);
-
-  if (g_output_stream_write_all (G_OUTPUT_STREAM (stream), data, size, NULL, cancellable, error) &&
-      (!sync || sync_stream (stream, error)) &&
-      g_output_stream_close (G_OUTPUT_STREAM (stream), cancellable, error))
-    return TRUE;
-
-  abandon = g_cancellable_new ();
-  g_cancellable_cancel (abandon);
-  g_output_stream_close (G_OUTPUT_STREAM (stream), abandon, NULL);
-
-  return FALSE;
-}
-
-/* Saves to a @file that does not exist yet. GIO's replace writes through a
- * temporary file only when there is an original to protect, and otherwise
- * writes to @file itself, where a crash would leave part of a bundle that
- * may well parse. So the text goes to a new file next to @file, which is
- * synced and then renamed into place. */
-static gboolean
-save_new_file (GFile         *file,
-               GFile         *parent,
-               GBytes        *bytes,
-               GCancellable  *cancellable,
-               GError       **error)
-{
-  g_autoptr(GFile) temp = NULL;
-  g_autoptr(GFileOutputStream) stream = NULL;
-
-  for (guint attempt = 1; stream == NULL; attempt++)
-    {
-      g_autofree char *name = g_strdup_printf (".serio-save-%08x", g_random_int ());
-      g_autoptr(GError) local_error = NULL;
-
-      g_clear_object (&temp);
-      temp = g_file_get_child (parent, name);
-      stream = g_file_create (temp, G_FILE_CREATE_NONE, cancellable, &local_error);
-      if (stream == NULL &&
-          (attempt == TEMP_NAME_ATTEMPTS ||
-           !g_error_matches (local_error, G_IO_ERROR, G_IO_ERROR_EXISTS)))
-        {
-          g_propagate_error (error, g_steal_pointer (&local_error));
-          return FALSE;
-        }
-    }
-
-  if (write_and_close (stream, bytes, TRUE, cancellable, error) &&
-      g_file_move (temp, file, G_FILE_COPY_OVERWRITE | G_FILE_COPY_NO_FALLBACK_FOR_MOVE,
-                   cancellable, NULL, NULL, error))
-    return TRUE;
-
-  g_file_delete (temp, NULL, NULL);
-
-  return FALSE;
-}
-
 /**
  * serio_bundle_save_to_file:
  * @self: a #SerioBundle
@@ -1007,13 +998,33 @@ save_new_file (GFile         *file,
  * [method@Serio.Bundle.save_to_file_full] with %SERIO_SAVE_FLAGS_PLAIN for
  * plain v1 text.
  *
- * The text goes to a temporary file next to @file, which is synced to disk
- * and then renamed over @file. If the save fails part-way (the disk is
- * full, the operation is cancelled) the temporary file is removed and
- * @file stays byte for byte as it was, or absent if it did not exist; if
- * the program is killed during the save, @file holds either the old or the
- * new bundle, never a mixture or a part. A symbolic link at @file is
- * replaced by a regular file.
+ * The text goes to a temporary file in the directory of @file, which is
+ * synced to disk and then renamed over @file (or linked in, for a new
+ * file), after which the directory is synced. If the save fails part-way
+ * (the disk is full, the operation is cancelled) the temporary file is
+ * removed and @file stays byte for byte as it was, or absent if it did not
+ * exist; if the program is killed during the save, @file holds either the
+ * old or the new bundle, never a mixture or a part. The function returns
+ * %TRUE exactly when the new bundle is in place: a cancel that arrives
+ * after that is not reported.
+ *
+ * Saving over a regular file keeps its permissions, and its owner and
+ * group where the process may set them (extended attributes and ACLs are
+ * not copied). A symbolic link at @file is replaced by a regular file,
+ * with the mode of a new file; the file it pointed to is not changed. A
+ * file with other hard links is replaced under the name @file only: @file
+ * becomes a new file with the new bundle, and the other names keep the old
+ * contents.
+ *
+ * On Linux the temporary file has no name (`O_TMPFILE`) until it is put in
+ * place, so a killed save leaves nothing behind (except in the two system
+ * calls that link and rename it over an existing file). Where that is not
+ * supported, it is named `.serio-save-` and eight hexadecimal digits, and a
+ * killed save can leave it behind: such files hold no useful data and can
+ * be removed when no save is running.
+ *
+ * Errors are in the %G_IO_ERROR domain and their message names @file,
+ * never the temporary file.
  *
  * This blocks: GUI applications should use
  * [method@Serio.Bundle.save_to_file_async].
@@ -1050,8 +1061,6 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
                                 GError         **error)
 {
   g_autoptr(GBytes) bytes = NULL;
-  g_autoptr(GFile) parent = NULL;
-  g_autoptr(GFileOutputStream) stream = NULL;
   gsize len;
   char *text;
 
@@ -1064,16 +1073,7 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
   text = serialize (self, (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, &len);
   bytes = g_bytes_new_take (text, len);
 
-  parent = g_file_get_parent (file);
-  if (parent != NULL && !g_file_query_exists (file, cancellable))
-    return save_new_file (file, parent, bytes, cancellable, error);
-
-  /* Over an existing file, GIO writes a temporary file, syncs it and
-   * renames it into place on close. */
-  stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION,
-                           cancellable, error);
-
-  return stream != NULL && write_and_close (stream, bytes, FALSE, cancellable, error);
+  return _serio_save_bytes (file, bytes, cancellable, error);
 }
 
 typedef struct
@@ -1196,6 +1196,9 @@ serio_bundle_save_to_file_full_async (SerioBundle         *self,
 
   task = g_task_new (self, cancellable, callback, user_data);
   g_task_set_source_tag (task, serio_bundle_save_to_file_full_async);
+  /* The save reports what happened to the file: a cancel that comes after
+   * the new contents are in place must not turn it into a failure. */
+  g_task_set_check_cancellable (task, FALSE);
   g_task_set_priority (task, io_priority);
   g_task_set_task_data (task, save, save_data_free);
   g_task_run_in_thread (task, save_thread);
@@ -1210,6 +1213,10 @@ serio_bundle_save_to_file_full_async (SerioBundle         *self,
  * Finishes [method@Serio.Bundle.save_to_file_async] or
  * [method@Serio.Bundle.save_to_file_full_async].
  *
+ * The result is what happened to the file: %TRUE exactly when the new
+ * bundle is in place, even if the save's #GCancellable was cancelled after
+ * that, before this call.
+ *
  * Returns: %TRUE if the file was written, %FALSE with @error set
  */
 gboolean
@@ -1223,4 +1230,219 @@ serio_bundle_save_to_file_finish (SerioBundle   *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Shapes                                                             */
+/* ------------------------------------------------------------------ */
+
+/**
+ * serio_bundle_get_shape:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ * @n_dims: (out): return location for the number of dimensions
+ *
+ * Gets the shape of the array at @index, from its name (see
+ * serio-v1-files.md §3, "Shapes").
+ *
+ * A name that ends in a shape suffix, such as `conv1.weight[16x3x3x3]` or
+ * `bn1.num_batches_tracked[]`, gives that shape: (16, 3, 3, 3), or no
+ * dimensions at all for a 0-d scalar. A suffix is a shape suffix when it
+ * lists at most %SERIO_SHAPE_MAX_DIMS dimensions, each a canonical decimal
+ * (`0`, or digits without a leading zero) below 2<sup>64</sup>, whose
+ * product is the array's number of values. Any other name is that of a
+ * one-dimensional array: its shape is its number of values.
+ *
+ * The values are in C (row-major) order: the last dimension varies
+ * fastest.
+ *
+ * Returns: (array length=n_dims) (transfer full): the dimensions, a new
+ *   array to free with g_free(); never %NULL, even for a 0-d array
+ */
+guint64 *
+serio_bundle_get_shape (SerioBundle *self,
+                        guint        index,
+                        guint       *n_dims)
+{
+  SerioEntry *entry;
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  gsize base_len;
+  guint n;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+  g_return_val_if_fail (n_dims != NULL, NULL);
+
+  entry = get_entry (self, index);
+  _serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n);
+  *n_dims = n;
+
+  /* At least one element, so that a 0-d shape is not %NULL. */
+  return g_memdup2 (dims, MAX (n, 1) * sizeof (guint64));
+}
+
+/**
+ * serio_bundle_get_base_name:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ *
+ * Gets the name of the array at @index without its shape suffix: `conv1.weight`
+ * for `conv1.weight[16x3x3x3]`. For a name without a shape suffix (see
+ * [method@Serio.Bundle.get_shape]), this is the whole name, as
+ * [method@Serio.Bundle.get_name] returns it; so an array has a shape
+ * suffix exactly when the two differ.
+ *
+ * Returns: (transfer full): the base name, valid UTF-8
+ */
+char *
+serio_bundle_get_base_name (SerioBundle *self,
+                            guint        index)
+{
+  SerioEntry *entry;
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  gsize base_len;
+  guint n;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+
+  entry = get_entry (self, index);
+  _serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n);
+
+  return g_strndup (entry->name, base_len);
+}
+
+/* The stored name of an array of @shape, or %NULL if the shape is not one
+ * of @n_values values. */
+static char *
+shaped_name (const char    *base_name,
+             const guint64 *shape,
+             guint          n_dims,
+             gsize          n_values)
+{
+  guint64 count;
+
+  if (!_serio_shape_count (shape, n_dims, &count) || count != n_values)
+    return NULL;
+
+  return _serio_shape_format_name (base_name, shape, n_dims);
+}
+
+/**
+ * serio_bundle_append_with_shape:
+ * @self: a #SerioBundle
+ * @base_name: the base name of the array, valid UTF-8
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for a
+ *   0-d scalar
+ * @values: (array length=n_values) (nullable): the values, in C (row-major)
+ *   order
+ * @n_values: the number of values, which must be the product of the
+ *   dimensions (1 for a 0-d scalar)
+ *
+ * Appends a copy of @values under @base_name followed by the shape suffix
+ * of @shape: `w` with the shape (2, 3) is stored as `w[2x3]`, and with no
+ * dimensions as `w[]`. The suffix is written for every shape, a
+ * one-dimensional one included. [method@Serio.Bundle.get_shape] and
+ * [method@Serio.Bundle.get_base_name] then give @shape and @base_name back
+ * (the latter sanitized as by [method@Serio.Bundle.append]).
+ *
+ * A @n_values that is not the product of the dimensions is a programmer
+ * error, like a @base_name that is not UTF-8: nothing is appended.
+ */
+void
+serio_bundle_append_with_shape (SerioBundle   *self,
+                                const char    *base_name,
+                                const guint64 *shape,
+                                guint          n_dims,
+                                const double  *values,
+                                gsize          n_values)
+{
+  g_autofree char *name = NULL;
+
+  g_return_if_fail (SERIO_IS_BUNDLE (self));
+  g_return_if_fail (base_name != NULL);
+  g_return_if_fail (shape != NULL || n_dims == 0);
+  g_return_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS);
+
+  name = shaped_name (base_name, shape, n_dims, n_values);
+  g_return_if_fail (name != NULL);
+
+  serio_bundle_append (self, name, values, n_values);
+}
+
+/**
+ * serio_bundle_append_bytes_with_shape:
+ * @self: a #SerioBundle
+ * @base_name: the base name of the array, valid UTF-8
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for a
+ *   0-d scalar
+ * @values: the values as native-endian 64-bit floats in C (row-major)
+ *   order; its size must be 8 times the product of the dimensions
+ *
+ * Appends the doubles held in @values like
+ * [method@Serio.Bundle.append_bytes], under @base_name followed by the
+ * shape suffix of @shape, as [method@Serio.Bundle.append_with_shape] does.
+ *
+ * This is the fast path from NumPy: the Python override's `append_numpy()`
+ * uses it for arrays of any number of dimensions.
+ */
+void
+serio_bundle_append_bytes_with_shape (SerioBundle   *self,
+                                      const char    *base_name,
+                                      const guint64 *shape,
+                                      guint          n_dims,
+                                      GBytes        *values)
+{
+  g_autofree char *name = NULL;
+  gsize size;
+
+  g_return_if_fail (SERIO_IS_BUNDLE (self));
+  g_return_if_fail (base_name != NULL);
+  g_return_if_fail (shape != NULL || n_dims == 0);
+  g_return_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS);
+  g_return_if_fail (values != NULL);
+
+  size = g_bytes_get_size (values);
+  g_return_if_fail (size % sizeof (double) == 0);
+
+  name = shaped_name (base_name, shape, n_dims, size / sizeof (double));
+  g_return_if_fail (name != NULL);
+
+  serio_bundle_append_bytes (self, name, values);
+}
+
+/**
+ * serio_bundle_dup_values:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ * @n_values: (out): return location for the number of values
+ *
+ * Gets a copy of the values of the array at @index, which the caller owns
+ * and may change without changing the bundle.
+ *
+ * Bindings that cannot express a read-only array use this: in Vala,
+ * `bundle.get_values (i)` calls it, so that writing into the result never
+ * changes the bundle, whose values never change once appended. In C,
+ * [method@Serio.Bundle.get_values] gives the values without a copy.
+ *
+ * Returns: (array length=n_values) (transfer full): a copy of the values,
+ *   to free with g_free(); never %NULL, even for an empty array
+ */
+double *
+serio_bundle_dup_values (SerioBundle *self,
+                         guint        index,
+                         gsize       *n_values)
+{
+  SerioEntry *entry;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+  g_return_val_if_fail (n_values != NULL, NULL);
+
+  entry = get_entry (self, index);
+  *n_values = entry->n_values;
+
+  return g_memdup2 (entry->values, MAX (entry->n_values, 1) * sizeof (double));
 }

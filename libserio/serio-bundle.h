@@ -130,4 +130,39 @@ gboolean      serio_bundle_save_to_file_finish  (SerioBundle          *self,
                                                  GAsyncResult         *result,
                                                  GError              **error);
 
+/* Shapes (serio-v1-files.md §3) */
+
+/**
+ * SERIO_SHAPE_MAX_DIMS:
+ *
+ * The most dimensions a shape may have: a name suffix with more is not a
+ * shape suffix.
+ */
+#define SERIO_SHAPE_MAX_DIMS 32
+
+SERIO_AVAILABLE_IN_ALL
+guint64      *serio_bundle_get_shape            (SerioBundle          *self,
+                                                 guint                 index,
+                                                 guint                *n_dims);
+SERIO_AVAILABLE_IN_ALL
+char         *serio_bundle_get_base_name        (SerioBundle          *self,
+                                                 guint                 index);
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_append_with_shape    (SerioBundle          *self,
+                                                 const char           *base_name,
+                                                 const guint64        *shape,
+                                                 guint                 n_dims,
+                                                 const double         *values,
+                                                 gsize                 n_values);
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_append_bytes_with_shape (SerioBundle       *self,
+                                                 const char           *base_name,
+                                                 const guint64        *shape,
+                                                 guint                 n_dims,
+                                                 GBytes               *values);
+SERIO_AVAILABLE_IN_ALL
+double       *serio_bundle_dup_values           (SerioBundle          *self,
+                                                 guint                 index,
+                                                 gsize                *n_values);
+
 G_END_DECLS

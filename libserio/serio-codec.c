@@ -27,6 +27,7 @@
 #include "serio-codec.h"
 #include "serio-exponent-table.h"
 #include "serio-error.h"
+#include "serio-error-private.h"
 #include "serio-private.h"
 
 #define FRAC_BITS       52
@@ -234,8 +235,18 @@ write_u64 (char    *out,
       guint64 high = v / 100000000;
 #ifdef SERIO_CODEC_SSE2
       __m128i digits = digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000));
+#ifdef __x86_64__
       guint64 first = (guint64) _mm_cvtsi128_si64 (digits);
       guint64 second = (guint64) _mm_cvtsi128_si64 (_mm_unpackhi_epi64 (digits, digits));
+#else
+      /* i686 with -msse2 has no 64-bit move out of an SSE register. */
+      guint64 halves[2];
+      guint64 first, second;
+
+      _mm_storeu_si128 ((__m128i *) (void *) halves, digits);
+      first = halves[0];
+      second = halves[1];
+#endif
 
       first >>= 8 * (16 - n);
       memcpy (out, &first, 8);
@@ -773,6 +784,9 @@ set_line_error (GError     **error,
   va_list args;
   g_autofree char *detail = NULL;
 
+  if (error == NULL)
+    return;
+
   va_start (args, format);
   detail = g_strdup_vprintf (format, args);
   va_end (args);
@@ -780,6 +794,8 @@ set_line_error (GError     **error,
   /* TRANSLATORS: the prefix of every error about a line of a v1 file;
    * the first placeholder is a line number, the second the problem. */
   g_set_error (error, SERIO_ERROR, code, _("Line %lu: %s"), line, detail);
+  if (*error != NULL && (*error)->domain == SERIO_ERROR)
+    _serio_error_set_location (*error, line, 0, detail);
 }
 
 static void
@@ -790,8 +806,15 @@ set_token_error (GError     **error,
                  const char  *token,
                  const char  *line_end)
 {
-  const char *comma = memchr (token, ',', line_end - token);
-  g_autofree char *shown = describe_bytes (token, (comma ? comma : line_end) - token);
+  const char *comma;
+  g_autofree char *shown = NULL;
+  g_autofree char *detail = NULL;
+
+  if (error == NULL)
+    return;
+
+  comma = memchr (token, ',', line_end - token);
+  shown = describe_bytes (token, (comma ? comma : line_end) - token);
 
   g_set_error (error, SERIO_ERROR, problem->code,
                /* TRANSLATORS: an error about one value of a v1 record: line
@@ -799,6 +822,13 @@ set_token_error (GError     **error,
                 * value's text as found, and the problem. */
                _("Line %lu, value %lu “%s”: %s"),
                line, (gulong) index, shown, _(problem->reason));
+  /* TRANSLATORS: the same error without its line, for programs that show
+   * the line apart (FILE:LINE: …): 1-based index of the value in its
+   * record, the value's text as found, and the problem. */
+  detail = g_strdup_printf (_("value %lu “%s”: %s"),
+                            (gulong) index, shown, _(problem->reason));
+  if (*error != NULL && (*error)->domain == SERIO_ERROR)
+    _serio_error_set_location (*error, line, index, detail);
 }
 
 void
@@ -827,6 +857,20 @@ _serio_codec_set_length_error (GError     **error,
                                "the count is %s but the record holds %lu values",
                                n_tokens),
                   declared, (gulong) n_tokens);
+}
+
+void
+_serio_codec_set_memory_error (GError **error,
+                               gulong   line,
+                               guint64  count)
+{
+  g_autofree char *declared = g_strdup_printf ("%" G_GUINT64_FORMAT, count);
+
+  set_line_error (error, SERIO_ERROR_LENGTH, line,
+                  /* TRANSLATORS: the count of a record, whose
+                   * values cannot all be allocated */
+                  _("the count %s is too large for the memory of this system"),
+                  declared);
 }
 
 void
@@ -1235,7 +1279,14 @@ parse_record (const char   *p,
   if (G_LIKELY (header.count_exact && header.count <= max_tokens))
     {
       if (G_LIKELY (kind == SERIO_NAME_ARRAY))
-        values = context->begin_array (header.name, header.name_len, header.count, context->user_data);
+        {
+          values = context->begin_array (header.name, header.name_len, header.count, context->user_data);
+          if (G_UNLIKELY (values == NULL && header.count > 0))
+            {
+              _serio_codec_set_memory_error (error, line, header.count);
+              return FALSE;
+            }
+        }
       else if (header.count <= G_N_ELEMENTS (context->reserved))
         values = context->reserved;
     }

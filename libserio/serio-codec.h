@@ -71,7 +71,9 @@ char    *_serio_codec_write_tokens   (char         *out,
  * Called once per record, in order, before its values are parsed.
  *
  * Returns: room for @n_values doubles, which the reader fills in; it may
- *   be %NULL when @n_values is 0
+ *   be %NULL when @n_values is 0, and is %NULL for a nonzero @n_values
+ *   that cannot be held in memory, which fails the read with
+ *   %SERIO_ERROR_LENGTH
  */
 typedef double *(*SerioCodecArrayFunc) (const char *name,
                                         gsize       name_len,
@@ -212,6 +214,10 @@ void     _serio_codec_set_length_error   (GError            **error,
                                           gulong              line,
                                           const char         *declared,
                                           guint64             n_tokens);
+/* The values of a record of @count values cannot be allocated. */
+void     _serio_codec_set_memory_error   (GError            **error,
+                                          gulong              line,
+                                          guint64             count);
 void     _serio_codec_set_truncated_error (GError           **error,
                                           gulong              line);
 

@@ -30,7 +30,8 @@ G_BEGIN_DECLS
  * @SERIO_ERROR_SYNTAX: the text is not in the canonical v1 form: a malformed
  *   record or token, a name that is not valid UTF-8, or a NUL byte
  * @SERIO_ERROR_LENGTH: a record's count differs from the number of values it
- *   holds
+ *   holds, or is more values than the memory of the system can hold (a
+ *   count of 2^29 on a 32-bit system)
  * @SERIO_ERROR_DOMAIN: a well-formed token does not denote exactly one finite
  *   64-bit float in its form's range (such as `1p1024` or
  *   `9007199254740993`)
@@ -45,7 +46,8 @@ G_BEGIN_DECLS
  * The ways in which reading v1 text can fail.
  *
  * Every error names the 1-based line and, for a value, the 1-based token
- * index and the token's text. When an input has several problems, the one
+ * index and the token's text, in its message and as data: see
+ * [func@Serio.Error.get_line] and [func@Serio.Error.get_value_index]. When an input has several problems, the one
  * reported is the first met reading front to back (after the truncation
  * check), but callers should not rely on which.
  */
@@ -59,6 +61,19 @@ typedef enum {
 } SerioError;
 
 SERIO_AVAILABLE_IN_ALL
-GQuark serio_error_quark (void);
+GQuark      serio_error_quark           (void);
+
+SERIO_AVAILABLE_IN_ALL
+guint64     serio_error_get_line        (const GError *error);
+SERIO_AVAILABLE_IN_ALL
+guint64     serio_error_get_value_index (const GError *error);
+SERIO_AVAILABLE_IN_ALL
+const char *serio_error_get_detail      (const GError *error);
+
+SERIO_AVAILABLE_IN_ALL
+gboolean    serio_error_locate          (GBytes       *text,
+                                         SerioError   *code,
+                                         guint64      *line,
+                                         guint64      *value_index);
 
 G_END_DECLS

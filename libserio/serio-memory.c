@@ -18,7 +18,7 @@
 #define HUGE_PAGE    (2 * 1024 * 1024)
 
 /*
- * _serio_alloc_large:
+ * _serio_try_alloc_large:
  * @size: the number of bytes
  *
  * Allocates a buffer that is about to be filled from end to end, such as
@@ -29,10 +29,13 @@
  * them (Linux's MADV_HUGEPAGE), which cuts the faults 512-fold.
  *
  * The result is freed with g_free() and resized with g_realloc(), like any
- * g_malloc() block. Never returns %NULL for a nonzero @size.
+ * g_malloc() block.
+ *
+ * Returns: the buffer, or %NULL if @size bytes cannot be allocated (on a
+ *   32-bit system, a size near the address space)
  */
 gpointer
-_serio_alloc_large (gsize size)
+_serio_try_alloc_large (gsize size)
 {
 #if defined(HAVE_MADVISE) && defined(MADV_HUGEPAGE) && defined(HAVE_POSIX_MEMALIGN)
   if (size >= LARGE_BUFFER)
@@ -48,5 +51,24 @@ _serio_alloc_large (gsize size)
     }
 #endif
 
-  return g_malloc (size);
+  return g_try_malloc (size);
+}
+
+/*
+ * _serio_alloc_large:
+ * @size: the number of bytes
+ *
+ * _serio_try_alloc_large() for sizes that must be had: aborts, as
+ * g_malloc() does, when they cannot. Never returns %NULL for a nonzero
+ * @size.
+ */
+gpointer
+_serio_alloc_large (gsize size)
+{
+  gpointer buffer = _serio_try_alloc_large (size);
+
+  if (G_UNLIKELY (buffer == NULL && size > 0))
+    g_error ("%s: failed to allocate %" G_GSIZE_FORMAT " bytes", G_STRLOC, size);
+
+  return buffer;
 }

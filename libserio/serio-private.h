@@ -12,5 +12,6 @@ G_BEGIN_DECLS
 
 void     _serio_i18n_init   (void);
 gpointer _serio_alloc_large (gsize size);
+gpointer _serio_try_alloc_large (gsize size);
 
 G_END_DECLS

@@ -1353,6 +1353,12 @@ serio_reader_next (SerioReader   *self,
   return self->state != STATE_END;
 }
 
+gulong
+_serio_reader_get_line (SerioReader *self)
+{
+  return self->line;
+}
+
 /**
  * serio_reader_get_name:
  * @self: a #SerioReader

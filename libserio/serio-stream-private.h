@@ -16,6 +16,10 @@ G_BEGIN_DECLS
  * caller's stream, which the caller closes. */
 void         _serio_writer_keep_stream_open (SerioWriter   *self);
 
+/* The line the reader is at: that of the current array while its values
+ * are read. */
+gulong       _serio_reader_get_line         (SerioReader   *self);
+
 /* The threads to use when @requested (0 for one per processor) are
  * asked for, capped by the environment variable SERIO_THREADS. */
 guint        _serio_threads_effective       (guint          requested);

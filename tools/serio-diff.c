@@ -118,7 +118,11 @@ print_value_difference (gsize  index,
 
       /* TRANSLATORS: a distance between two floating-point numbers, in
        * units in the last place */
-      distance = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%llu ULP", "%llu ULPs", ulps), ulps);
+      /* ngettext takes an unsigned long, 32 bits on i686: a count beyond
+       * it picks the plural form of a number with the same last digits. */
+      distance = g_strdup_printf (g_dngettext (GETTEXT_PACKAGE, "%llu ULP", "%llu ULPs",
+                                               ulps > G_MAXULONG ? ulps % 1000000 + 1000000 : ulps),
+                                  ulps);
     }
 
   /* TRANSLATORS: one differing value: its index, its value in the first

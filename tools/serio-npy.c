@@ -16,6 +16,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-save.h"
 #include "serio-tool.h"
 
 #define MAGIC "\x93NUMPY"
@@ -505,8 +506,10 @@ write_npy (GOutputStream  *stream,
  * serio_tool_npy_write:
  *
  * Writes a version 1.0 .npy file of one little-endian float64 vector,
- * replacing @file atomically: on failure @file is left as it was (or
- * removed, if it did not exist), as serio_bundle_save_to_file() does.
+ * replacing @file atomically through the library's save helper, as
+ * serio_bundle_save_to_file() does: on failure @file is left as it was (or
+ * absent, if it did not exist), the mode of an existing file is kept, and
+ * errors name @file.
  */
 gboolean
 serio_tool_npy_write (GFile         *file,
@@ -514,25 +517,11 @@ serio_tool_npy_write (GFile         *file,
                       gsize          n_values,
                       GError       **error)
 {
-  g_autoptr(GFileOutputStream) stream = NULL;
-  g_autoptr(GCancellable) abandon = NULL;
-  gboolean existed = g_file_query_exists (file, NULL);
+  g_autoptr(SerioSave) save = _serio_save_begin (file, NULL, error);
 
-  stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_REPLACE_DESTINATION, NULL, error);
-  if (stream == NULL)
+  if (save == NULL ||
+      !write_npy (_serio_save_get_stream (save), values, n_values, error))
     return FALSE;
 
-  if (write_npy (G_OUTPUT_STREAM (stream), values, n_values, error) &&
-      g_output_stream_close (G_OUTPUT_STREAM (stream), NULL, error))
-    return TRUE;
-
-  /* A close with a cancelled cancellable drops the temporary file instead
-   * of renaming it over the original. */
-  abandon = g_cancellable_new ();
-  g_cancellable_cancel (abandon);
-  g_output_stream_close (G_OUTPUT_STREAM (stream), abandon, NULL);
-  if (!existed)
-    g_file_delete (file, NULL, NULL);
-
-  return FALSE;
+  return _serio_save_commit (g_steal_pointer (&save), NULL, error);
 }

@@ -242,69 +242,20 @@ no_memory:
   return NULL;
 }
 
-/*
- * find_error_line:
- * @bytes: a serio text that does not parse
- *
- * Finds the 1-based line that the reader reports, without looking at the
- * (translated) message. The reader checks truncation first, then reports the
- * first bad record, and every rule it applies concerns one line only: so the
- * line is the last one of a truncated text, and otherwise the first line
- * that fails to parse on its own.
- *
- * Returns: the line, or 0 if no single line fails
- */
-static gulong
-find_error_line (GBytes *bytes)
-{
-  gsize size;
-  const char *data = g_bytes_get_data (bytes, &size);
-  const char *p = data;
-  const char *end = data + size;
-  gulong line = 1;
-
-  if (size > 0 && end[-1] != '\n')
-    {
-      while ((p = memchr (p, '\n', end - p)) != NULL)
-        {
-          line++;
-          p++;
-        }
-      return line;
-    }
-
-  for (; p < end; line++)
-    {
-      const char *nl = memchr (p, '\n', end - p);
-      gsize offset = p - data;
-      gsize len = nl + 1 - p;
-
-      p = nl + 1;
-      if (len > 1)
-        {
-          g_autoptr(GBytes) record = g_bytes_new_from_bytes (bytes, offset, len);
-          g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (record, NULL);
-
-          if (bundle == NULL)
-            return line;
-        }
-    }
-
-  return 0;
-}
-
-/* Prints @error in the GNU format `FILE:LINE: message`. */
+/* Prints a parse error of the file @path in the GNU format `FILE:LINE:
+ * message` that editors jump to, with the line that the error carries;
+ * the message without its line follows, so that the line is not repeated. */
 static void
 report_parse_error (const char   *path,
-                    GBytes       *bytes,
                     const GError *error)
 {
   g_autofree char *display = g_filename_display_name (path);
-  gulong line = find_error_line (bytes);
+  guint64 line = serio_error_get_line (error);
+  const char *detail = serio_error_get_detail (error);
 
   flush_results ();
-  if (line > 0)
-    g_printerr ("%s:%lu: %s\n", display, line, error->message);
+  if (line > 0 && detail != NULL)
+    g_printerr ("%s:%" G_GUINT64_FORMAT ": %s\n", display, line, detail);
   else
     {
       /* TRANSLATORS: a program or file name, and an error message */
@@ -355,7 +306,7 @@ serio_tool_load_bundle (const char  *path,
 
   if (bundle == NULL)
     {
-      report_parse_error (path, contents, error);
+      report_parse_error (path, error);
       *status = SERIO_TOOL_EXIT_FAILURE;
       return NULL;
     }

@@ -7,7 +7,8 @@ array and every prediction on the test set is the same.
     demo.py --keep DIR                  the same, keeping model.serio in DIR
 
 (run from a build tree, the script needs LD_LIBRARY_PATH and GI_TYPELIB_PATH
-to point at libserio and its typelib; the `demo` target sets them).
+to point at libserio and its typelib, and PYTHONPATH at the override in
+BUILDDIR/introspection/overrides; the `demo` target sets them).
 
 The fresh process is this script again, run as
 `demo.py --restore MODEL --reference REFERENCE`: it knows the architecture
@@ -18,7 +19,6 @@ NumPy's binary .npz format, so that the check does not go through libserio.
 
 import argparse
 import os
-import re
 import subprocess
 import sys
 import tempfile
@@ -56,15 +56,6 @@ SHAPES = {
     "output.weight": (HIDDEN, 1),
     "output.bias": (1,),
 }
-
-# Arrays are stored as "name[2x16]": the text format holds flat arrays, the
-# name carries the shape.
-STORED_NAME_RE = re.compile(r"^(?P<name>.+)\[(?P<shape>\d+(?:x\d+)*)\]$")
-
-
-class ModelError(Exception):
-    """A v1 file that libserio accepts but that does not hold this model."""
-
 
 def two_moons(rng, n):
     """Two interleaved half circles with Gaussian noise, labelled 0 and 1."""
@@ -115,35 +106,8 @@ def train(rng, inputs, labels):
 
 
 def stored_name(name, array):
-    return f"{name}[{'x'.join(str(d) for d in array.shape)}]"
-
-
-def save(params, path):
-    bundle = Serio.Bundle.new()
-    for name, array in params.items():
-        # The fast path: the array's own bytes, no list of Python floats.
-        bundle.append_bytes(stored_name(name, array),
-                            GLib.Bytes.new(array.tobytes()))
-    bundle.save_to_file(Gio.File.new_for_path(path))
-    return bundle
-
-
-def load(contents):
-    """The arrays of a v1 text, by name, in their recorded shapes."""
-    bundle = Serio.Bundle.from_bytes(contents)
-    params = {}
-    for index in range(bundle.get_n_arrays()):
-        match = STORED_NAME_RE.match(bundle.get_name(index))
-        if match is None:
-            raise ModelError(f"array {bundle.get_name(index)!r} has no shape")
-        shape = tuple(int(d) for d in match["shape"].split("x"))
-        values = np.frombuffer(bundle.get_bytes(index).get_data(),
-                               dtype=np.float64)
-        if values.size != np.prod(shape):
-            raise ModelError(f"array {bundle.get_name(index)!r} holds "
-                             f"{values.size} values")
-        params[match["name"]] = values.reshape(shape)
-    return params
+    """The name an array is stored under: its shape travels in the name."""
+    return name if array.ndim == 1 else f"{name}[{'x'.join(str(d) for d in array.shape)}]"
 
 
 def n_different(a, b):
@@ -163,13 +127,12 @@ def restore(model_path, reference_path):
     file_name = os.path.basename(model_path)
     print(f"[restore] process {os.getpid()} reads {file_name}")
     try:
-        contents, _etag = Gio.File.new_for_path(model_path).load_bytes(None)
-        params = load(contents)
+        # Every array in its recorded shape, by its base name.
+        params = Serio.load(model_path)
     except GLib.Error as error:
         return verdict(False, f"{file_name} was rejected: {error.message}")
-    except ModelError as error:
-        return verdict(False, f"{file_name} does not fit the model: {error}")
-    print(f"[restore] {file_name}: {contents.get_size()} bytes, "
+    contents, _etag = Gio.File.new_for_path(model_path).load_bytes(None)
+    print(f"[restore] {file_name}: {contents.get_size()} bytes, sealed, "
           f"checksum {Serio.checksum_bytes(contents):08x}")
 
     reference = np.load(reference_path)
@@ -180,6 +143,9 @@ def restore(model_path, reference_path):
         restored = params.get(name)
         if restored is None:
             problems.append(f"{name} is missing")
+            continue
+        if restored.shape != SHAPES[name]:
+            problems.append(f"{name} has the shape {restored.shape}")
             continue
         differ = n_different(restored, reference[name])
         status = "identical" if differ == 0 else f"{differ} DIFFERENT"
@@ -226,12 +192,14 @@ def train_save_restore(directory):
     print(f"[train]   test accuracy {accuracy(probabilities, test_y):.1%} "
           f"({time.perf_counter() - start:.2f} s)")
 
-    bundle = save(params, model_path)
-    text = bundle.to_bytes()
-    first_line = text.get_data().split(b"\n", 1)[0].decode()
+    # One call; each array's shape goes into its name, as "hidden.weight[2x16]".
+    Serio.save(model_path, params)
+    bundle = Serio.Bundle.from_file(model_path)
+    contents, _etag = Gio.File.new_for_path(model_path).load_bytes(None)
+    first_line = bundle.to_string().split("\n", 1)[0]
     print(f"\n[save]    {model_path}")
-    print(f"[save]    {bundle.get_n_arrays()} arrays, {text.get_size()} bytes, "
-          f"checksum {Serio.checksum_bytes(text):08x}, written atomically")
+    print(f"[save]    {bundle.n_arrays} arrays, {contents.get_size()} bytes, "
+          f"checksum {Serio.checksum_bytes(contents):08x}, sealed and written atomically")
     print(f"[save]    it starts: {first_line[:64]}...")
     np.savez(reference_path, inputs=test_x, labels=test_y,
              probabilities=probabilities, **params)

@@ -25,7 +25,8 @@ function sameBits(bundle, name, expected) {
 
 function saveAndLoad() {
     const bundle = Serio.Bundle.new();
-    bundle.append('dense.w', WEIGHTS);
+    // The shape travels in the name: this array is stored as "dense.w[1x5]".
+    bundle.append_with_shape('dense.w', [1, 5], WEIGHTS);
     bundle.append('dense.b', BIAS);
 
     const dir = Gio.File.new_for_path(GLib.dir_make_tmp('serio-example-XXXXXX'));
@@ -46,6 +47,9 @@ function saveAndLoad() {
         return false;
     }
 
+    const [, index] = loaded.lookup('dense.w');
+    print(`${loaded.get_name(index)}: base name ${loaded.get_base_name(index)}, ` +
+          `shape [${loaded.get_shape(index).join(', ')}]`);
     const checksum = Serio.checksum_bytes(loaded.to_bytes());
     print(`Restored ${loaded.get_n_arrays()} arrays bit for bit, ` +
           `checksum ${checksum.toString(16).padStart(8, '0')}`);

@@ -28,7 +28,8 @@ def same_bits(bundle, name, expected):
 
 def save_and_load():
     bundle = Serio.Bundle.new()
-    bundle.append("dense.w", WEIGHTS)
+    # The shape travels in the name: this array is stored as "dense.w[1x5]".
+    bundle.append_with_shape("dense.w", [1, 5], WEIGHTS)
     bundle.append("dense.b", BIAS)
 
     with tempfile.TemporaryDirectory(prefix="serio-example-") as tmp:
@@ -42,6 +43,9 @@ def save_and_load():
         print("The arrays did not come back bit for bit", file=sys.stderr)
         return False
 
+    found, index = loaded.lookup("dense.w")
+    print(f"{loaded.get_name(index)}: base name {loaded.get_base_name(index)}, "
+          f"shape {loaded.get_shape(index)}")
     checksum = Serio.checksum_bytes(loaded.to_bytes())
     print(f"Restored {loaded.get_n_arrays()} arrays bit for bit, "
           f"checksum {checksum:08x}")

@@ -9,14 +9,15 @@ bool same_bits (Serio.Bundle bundle, string name, double[] expected) {
     if (!bundle.lookup (name, out index)) {
         return false;
     }
-    unowned double[] values = bundle.get_values (index);
+    double[] values = bundle.get_values (index);
     return values.length == expected.length
         && Memory.cmp (values, expected, expected.length * sizeof (double)) == 0;
 }
 
 bool save_and_load () throws Error {
     var bundle = new Serio.Bundle ();
-    bundle.append ("dense.w", WEIGHTS);
+    // The shape travels in the name: this array is stored as "dense.w[1x5]".
+    bundle.append_with_shape ("dense.w", { 1, 5 }, WEIGHTS);
     bundle.append ("dense.b", BIAS);
 
     var dir = File.new_for_path (DirUtils.make_tmp ("serio-example-XXXXXX"));
@@ -32,6 +33,11 @@ bool save_and_load () throws Error {
             return false;
         }
 
+        uint index;
+        loaded.lookup ("dense.w", out index);
+        uint64[] shape = loaded.get_shape (index);
+        print ("%s: base name %s, shape [%s, %s]\n", loaded.get_name (index),
+               loaded.get_base_name (index), shape[0].to_string (), shape[1].to_string ());
         var checksum = Serio.checksum_bytes (loaded.to_bytes ());
         print ("Restored %u arrays bit for bit, checksum %08x\n",
                loaded.get_n_arrays (), checksum);

@@ -25,6 +25,23 @@ bundle_of (const char   *name,
   return bundle;
 }
 
+/* Asserts that get_bytes() of every array of @bundle holds exactly the
+ * values of get_values(): a slice at the wrong offset of a block that
+ * several arrays share would not. */
+static void
+assert_bytes_match_values (SerioBundle *bundle)
+{
+  for (guint i = 0; i < serio_bundle_get_n_arrays (bundle); i++)
+    {
+      g_autoptr(GBytes) bytes = serio_bundle_get_bytes (bundle, i);
+      gsize n_values;
+      const double *values = serio_bundle_get_values (bundle, i, &n_values);
+
+      g_assert_cmpmem (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
+                       values, n_values * sizeof (double));
+    }
+}
+
 static SerioBundle *
 parse_ok (const char *text)
 {
@@ -33,6 +50,7 @@ parse_ok (const char *text)
 
   g_assert_no_error (error);
   g_assert_nonnull (bundle);
+  assert_bytes_match_values (bundle);
   return bundle;
 }
 
@@ -694,6 +712,59 @@ test_get_bytes (void)
 }
 
 static void
+test_get_bytes_parsed (void)
+{
+  static const guint64 expected[][2] = {
+    { G_GUINT64_CONSTANT (0x3FF0000000000000), G_GUINT64_CONSTANT (0x4000000000000000) },
+    { G_GUINT64_CONSTANT (0x4008000000000000), G_GUINT64_CONSTANT (0x4010000000000000) },
+  };
+  g_autoptr(SerioBundle) parsed = parse_ok ("v1|a|2|1,2\nv1|b|2|3,4\n");
+
+  g_test_summary ("Issue 12: get_bytes() of each array of a parsed bundle of several "
+                  "arrays, which share one block, holds that array's values.");
+
+  for (guint i = 0; i < G_N_ELEMENTS (expected); i++)
+    {
+      g_autoptr(GBytes) bytes = serio_bundle_get_bytes (parsed, i);
+      guint64 got[2];
+
+      g_assert_cmpuint (g_bytes_get_size (bytes), ==, sizeof got);
+      memcpy (got, g_bytes_get_data (bytes, NULL), sizeof got);
+      g_assert_cmphex (got[0], ==, expected[i][0]);
+      g_assert_cmphex (got[1], ==, expected[i][1]);
+    }
+}
+
+static void
+test_negative_default_nan (void)
+{
+  const guint64 negative_nan = G_GUINT64_CONSTANT (0xFFF8000000000000);
+  g_autoptr(GBytes) in = g_bytes_new (&negative_nan, sizeof negative_nan);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(SerioBundle) parsed = NULL;
+  g_autoptr(GBytes) out = NULL;
+  g_autofree char *text = NULL;
+  guint64 bits;
+
+  g_test_summary ("Issue 12: the negative default NaN appended with append_bytes() "
+                  "is stored and written as the canonical nan, and to_string() "
+                  "parses back to an equal bundle.");
+
+  serio_bundle_append_bytes (bundle, "n", in);
+  text = serio_bundle_to_string (bundle);
+  g_assert_cmpstr (text, ==, "v1|n|1|nan\n");
+
+  out = serio_bundle_get_bytes (bundle, 0);
+  g_assert_cmpuint (g_bytes_get_size (out), ==, sizeof bits);
+  memcpy (&bits, g_bytes_get_data (out, NULL), sizeof bits);
+  g_assert_cmphex (bits, ==, G_GUINT64_CONSTANT (0x7FF8000000000000));
+
+  parsed = parse_ok (text);
+  g_assert_true (serio_bundle_equal (bundle, parsed));
+  g_assert_true (serio_bundle_equal (parsed, bundle));
+}
+
+static void
 count_notify (GObject    *object,
               GParamSpec *pspec,
               gpointer    user_data)
@@ -843,6 +914,8 @@ main (int   argc,
   g_test_add_func ("/bundle/append-array", test_append_array);
   g_test_add_func ("/bundle/append-bytes", test_append_bytes);
   g_test_add_func ("/bundle/get-bytes", test_get_bytes);
+  g_test_add_func ("/bundle/get-bytes-parsed", test_get_bytes_parsed);
+  g_test_add_func ("/bundle/negative-default-nan", test_negative_default_nan);
   g_test_add_func ("/bundle/n-arrays-property", test_n_arrays_property);
   g_test_add_func ("/bundle/golden", test_golden);
   g_test_add_func ("/bundle/preconditions", test_preconditions);

@@ -275,6 +275,15 @@ assert_code (const GError    *error,
   g_assert_true (error->domain == SERIO_ERROR);
   if (error->code != r->code && error->code != r->alt_code)
     g_assert_cmpint (error->code, ==, r->code);
+
+  /* The location is data too, the same as the message's, and the detail
+   * is the message without it. */
+  g_assert_cmpuint (serio_error_get_line (error), ==, r->line);
+  g_assert_cmpuint (serio_error_get_value_index (error), ==, r->index);
+  g_assert_nonnull (serio_error_get_detail (error));
+  g_assert_true (g_str_has_suffix (error->message, serio_error_get_detail (error)));
+  g_assert_null (strstr (serio_error_get_detail (error), "Line"));
+  g_assert_cmpuint (strlen (serio_error_get_detail (error)), <, strlen (error->message));
 }
 
 static void

@@ -63,7 +63,7 @@ main ()
   uint index;
   if (!parsed.lookup ("dense.w", out index))
     return fail ("the array is missing after the round trip");
-  unowned double[] values = parsed.get_values (index);
+  double[] values = parsed.get_values (index);
   if (values.length != EXPECTED_BITS.length ||
       Memory.cmp (values, EXPECTED_BITS, EXPECTED_BITS.length * sizeof (uint64)) != 0)
     return fail ("the round trip changed bits");

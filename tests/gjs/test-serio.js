@@ -266,5 +266,28 @@ test('save_to_file and from_file', () => {
     }
 });
 
+test('shapes: append_with_shape, get_shape, get_base_name, lookup', () => {
+    const b = Serio.Bundle.new();
+    b.append_with_shape('conv.weight', [2, 1, 3], [1, 2, 3, 4, 5, 6]);
+    b.append_with_shape('steps', [], [5]);
+    b.append('bias', [0.5, 0.25]);
+    b.append_bytes_with_shape('g', [1, 2], bytesOf(f64FromBits([0x3ff0000000000000n, 0x8000000000000000n])));
+    assertEqual(b.to_string(),
+        'v1|conv.weight[2x1x3]|6|1,2,3,4,5,6\nv1|steps[]|1|5\n' +
+        'v1|bias|2|1p-1,1p-2\nv1|g[1x2]|2|1,-0\n', 'text');
+    assertEqual(JSON.stringify(b.get_shape(0)), '[2,1,3]', 'shape 0');
+    assertEqual(JSON.stringify(b.get_shape(1)), '[]', '0-d shape');
+    assertEqual(JSON.stringify(b.get_shape(2)), '[2]', 'plain name');
+    assertEqual(b.get_base_name(0), 'conv.weight', 'base name');
+    assertEqual(b.get_base_name(2), 'bias', 'plain base name');
+    assertEqual(b.lookup('steps')[1], 1, 'lookup by base name');
+    assertEqual(b.lookup('conv.weight[2x1x3]')[1], 0, 'lookup by stored name');
+    assertEqual(b.lookup('conv')[0], false, 'a prefix is no base name');
+    assertEqual(Serio.SHAPE_MAX_DIMS, 32, 'SHAPE_MAX_DIMS');
+    const copy = b.dup_values(0);
+    copy[0] = 42;
+    assertSameBits(b.get_values(0), [1, 2, 3, 4, 5, 6]);
+});
+
 print(`1..${nTests}`);
 System.exit(nFailed > 0 ? 1 : 0);

@@ -143,9 +143,9 @@ class TranslationTests(unittest.TestCase):
         out, err = self.run_serio('check', 'one.serio', status=1)
         self.assertEqual(out, '')
         self.assertEqual(err, self.expect({
-            'en': 'one.serio:1: Line 1: the count is 2 but the record holds 1 value\n',
-            'de': 'one.serio:1: Zeile 1: Die angegebene Anzahl ist 2, aber der Datensatz enthält 1 Wert\n',
-            'fr': f'one.serio:1: Ligne 1{NB}: le nombre de valeurs annoncé est 2, mais '
+            'en': 'one.serio:1: the count is 2 but the record holds 1 value\n',
+            'de': 'one.serio:1: Die angegebene Anzahl ist 2, aber der Datensatz enthält 1 Wert\n',
+            'fr': 'one.serio:1: le nombre de valeurs annoncé est 2, mais '
                   'l’enregistrement contient 1 valeur\n',
         }))
 
@@ -153,9 +153,9 @@ class TranslationTests(unittest.TestCase):
         self.write('two.serio', b'v1|a|0|\nv1|w|3|1,2\n')
         out, err = self.run_serio('check', 'two.serio', status=1)
         self.assertEqual(err, self.expect({
-            'en': 'two.serio:2: Line 2: the count is 3 but the record holds 2 values\n',
-            'de': 'two.serio:2: Zeile 2: Die angegebene Anzahl ist 3, aber der Datensatz enthält 2 Werte\n',
-            'fr': f'two.serio:2: Ligne 2{NB}: le nombre de valeurs annoncé est 3, mais '
+            'en': 'two.serio:2: the count is 3 but the record holds 2 values\n',
+            'de': 'two.serio:2: Die angegebene Anzahl ist 3, aber der Datensatz enthält 2 Werte\n',
+            'fr': 'two.serio:2: le nombre de valeurs annoncé est 3, mais '
                   'l’enregistrement contient 2 valeurs\n',
         }))
 
@@ -163,10 +163,10 @@ class TranslationTests(unittest.TestCase):
         self.write('token.serio', b'v1|a|1|1\nv1|b|3|1,2,0x\n')
         out, err = self.run_serio('check', 'token.serio', status=1)
         self.assertEqual(err, self.expect({
-            'en': 'token.serio:2: Line 2, value 3 “0x”: a number must not start with a leading zero\n',
-            'de': 'token.serio:2: Zeile 2, Wert 3 »0x«: Eine Zahl darf nicht mit einer führenden '
+            'en': 'token.serio:2: value 3 “0x”: a number must not start with a leading zero\n',
+            'de': 'token.serio:2: Wert 3 »0x«: Eine Zahl darf nicht mit einer führenden '
                   'Null beginnen\n',
-            'fr': f'token.serio:2: Ligne 2, valeur 3 «{NB}0x{NB}»{NB}: un nombre ne doit pas '
+            'fr': f'token.serio:2: valeur 3 «{NB}0x{NB}»{NB}: un nombre ne doit pas '
                   'commencer par un zéro non significatif\n',
         }))
 

@@ -21,14 +21,19 @@ seen = {'module': Serio.Bundle.__module__}
 
 bundle = Serio.Bundle.from_dict({'w': [1.5, -0.0]})
 seen['to_dict'] = repr(bundle.to_dict())
-seen['items'] = repr(list(bundle))
+seen['items'] = repr(bundle.items())
+seen['names'] = repr(list(bundle))
 seen['w'] = repr(bundle['w'])
 seen['numpy_imported'] = sys.modules.get('numpy') is not None
 
 if mode == 'block':
     seen['import_errors'] = []
+    path = sys.argv[2]
+    bundle.save_to_file(path)
     for call in (lambda: bundle.to_numpy('w'),
-                 lambda: bundle.append_numpy('v', [1.0])):
+                 lambda: bundle.append_numpy('v', [1.0]),
+                 lambda: Serio.save(path, {'v': [1.0]}),
+                 lambda: Serio.load(path)):
         try:
             call()
         except ImportError as error:

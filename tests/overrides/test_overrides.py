@@ -1,17 +1,22 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The PyGObject overrides of Serio.Bundle without NumPy: len, in, [],
-iteration, to_dict/from_dict, repr, the identity semantics of == and bool,
-and the ImportError of the NumPy methods when NumPy is missing.
+"""The PyGObject overrides of Serio.Bundle without NumPy: the mapping
+protocol (len, in, [], iteration over names, keys/items/values/get),
+to_dict/from_dict, repr, the identity semantics of == and bool, IndexError
+for indexes out of range, paths and bytes-like arguments, and the
+ImportError of the NumPy methods when NumPy is missing.
 
 meson runs this with PYTHONPATH on the build-tree copy of the override and
 SERIO_TEST_OVERRIDE naming that copy.
 """
 
+import collections.abc
 import gc
 import json
 import os
+import pathlib
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import gi
@@ -37,8 +42,12 @@ class TestOverrideLoaded(unittest.TestCase):
 
     def test_bundle_is_overridden(self):
         self.assertEqual(Serio.Bundle.__module__, 'gi.overrides.Serio')
-        for attr in ('to_dict', 'from_dict', 'to_numpy', 'append_numpy'):
+        for attr in ('to_dict', 'from_dict', 'to_numpy', 'append_numpy',
+                     'items', 'values', 'get', 'n_arrays'):
             self.assertTrue(hasattr(Serio.Bundle, attr), attr)
+        for function in ('save', 'load', 'save_torch', 'load_torch',
+                         'save_estimator', 'load_estimator'):
+            self.assertTrue(callable(getattr(Serio, function)), function)
 
     def test_constructors_return_the_override(self):
         self.assertIs(type(Serio.Bundle.new()), Serio.Bundle)
@@ -58,16 +67,26 @@ class TestOverrideLoaded(unittest.TestCase):
     def test_public_overrides_are_documented(self):
         for attr in ('__len__', '__bool__', '__contains__', '__getitem__',
                      '__iter__', '__repr__', 'to_dict', 'from_dict',
-                     'to_numpy', 'append_numpy'):
+                     'to_numpy', 'append_numpy', 'keys', 'items', 'values',
+                     'get', 'get_name', 'get_values', 'get_bytes',
+                     'get_shape', 'get_base_name', 'dup_values', 'from_file',
+                     'from_bytes', 'save_to_file'):
             self.assertTrue(getattr(Serio.Bundle, attr).__doc__, attr)
+        for function in ('save', 'load', 'save_torch', 'load_torch',
+                         'save_estimator', 'load_estimator', 'checksum_bytes'):
+            self.assertTrue(getattr(Serio, function).__doc__, function)
         self.assertTrue(sys.modules['gi.overrides.Serio'].__doc__)
 
 
 class TestLen(unittest.TestCase):
 
-    def test_counts_arrays_with_duplicates(self):
+    def test_counts_names_as_iteration_does(self):
         self.assertEqual(len(Serio.Bundle.new()), 0)
-        self.assertEqual(len(bundle_of(('a', [1.0]), ('b', []), ('a', [2.0]))), 3)
+        bundle = bundle_of(('a', [1.0]), ('b', []), ('a', [2.0]))
+        self.assertEqual(len(bundle), 2)
+        self.assertEqual(len(bundle), len(list(bundle)))
+        self.assertEqual(bundle.n_arrays, 3)
+        self.assertEqual(bundle.get_n_arrays(), 3)
 
     def test_empty_bundle_is_true(self):
         # Deliberately not list-like: "if bundle:" tests for None.
@@ -116,27 +135,140 @@ class TestLookup(unittest.TestCase):
 
 class TestIteration(unittest.TestCase):
 
-    def test_pairs_in_order_with_duplicates(self):
+    def test_names_once_in_order(self):
+        bundle = bundle_of(('a', [0.5]), ('b', []), ('a', [1.0]), ('w[2]', [1.0, 2.0]))
+        self.assertEqual(list(bundle), ['a', 'b', 'w[2]'])
+        self.assertEqual(bundle.keys(), ['a', 'b', 'w[2]'])
+
+    def test_items_and_values_with_duplicates(self):
         patterns = SPECIAL_BITS
         bundle = bundle_of(('a', to_floats(patterns)), ('b', []), ('a', [1.0]))
-        pairs = list(bundle)
-        self.assertEqual([name for name, values in pairs], ['a', 'b', 'a'])
-        self.assertEqual([type(values) for name, values in pairs], [list] * 3)
+        pairs = bundle.items()
+        self.assertEqual([name for name, values in pairs], ['a', 'b'])
+        self.assertEqual([type(values) for name, values in pairs], [list] * 2)
         self.assertEqual(to_bits(pairs[0][1]), canonical(patterns))
         self.assertEqual(pairs[1][1], [])
-        self.assertEqual(to_bits(pairs[2][1]), to_bits([1.0]))
+        self.assertEqual([to_bits(v) for v in bundle.values()],
+                         [canonical(patterns), []])
+        # The second "a" is reached by index only.
+        self.assertEqual(bundle.get_name(2), 'a')
+        self.assertEqual(to_bits(bundle.get_values(2)), to_bits([1.0]))
 
     def test_empty_bundle(self):
         self.assertEqual(list(Serio.Bundle.new()), [])
+        self.assertEqual(Serio.Bundle.new().items(), [])
 
     def test_arrays_appended_while_iterating_are_not_visited(self):
         bundle = bundle_of(('a', []), ('b', []))
         names = []
-        for name, values in bundle:
+        for name in bundle:
             names.append(name)
-            bundle.append(name + '+', values)
+            bundle.append(name + '+', bundle[name])
         self.assertEqual(names, ['a', 'b'])
         self.assertEqual(len(bundle), 4)
+
+    def test_is_a_mapping(self):
+        bundle = bundle_of(('a', [1.0]), ('w[2]', [2.0, 3.0]))
+        self.assertIsInstance(bundle, collections.abc.Mapping)
+        self.assertEqual(to_bits(bundle.get('a')), to_bits([1.0]))
+        self.assertIsNone(bundle.get('x'))
+        self.assertEqual(bundle.get('x', 7), 7)
+        # A base name finds its array, as lookup() does.
+        self.assertIn('w', bundle)
+        self.assertEqual(to_bits(bundle['w']), to_bits([2.0, 3.0]))
+        self.assertEqual(to_bits(bundle.get('w')), to_bits([2.0, 3.0]))
+
+
+class TestIndexes(unittest.TestCase):
+
+    def test_out_of_range_raises_index_error(self):
+        bundle = bundle_of(('a', [1.0]), ('b', []))
+        for method in ('get_name', 'get_values', 'get_bytes', 'get_shape',
+                       'get_base_name', 'dup_values'):
+            for index in (2, 3, -1, 2**32, 2**64):
+                with self.assertRaises(IndexError, msg=(method, index)):
+                    getattr(bundle, method)(index)
+            with self.assertRaises(IndexError):
+                getattr(Serio.Bundle.new(), method)(0)
+            with self.assertRaises(TypeError):
+                getattr(bundle, method)('a')
+        self.assertEqual(bundle.get_name(1), 'b')
+        self.assertEqual(bundle.get_shape(0), [1])
+        self.assertEqual(bundle.get_base_name(0), 'a')
+        self.assertEqual(bundle.dup_values(0), [1.0])
+
+    def test_no_critical_is_printed(self):
+        child = ('import gi\n'
+                 'gi.require_version("Serio", "1.0")\n'
+                 'from gi.repository import Serio\n'
+                 'b = Serio.Bundle.new()\n'
+                 'try:\n'
+                 '    b.get_values(0)\n'
+                 'except IndexError:\n'
+                 '    print("IndexError")\n')
+        env = dict(os.environ, G_DEBUG='fatal-criticals')
+        result = subprocess.run([sys.executable, '-B', '-c', child], env=env,
+                                capture_output=True, text=True, check=False)
+        self.assertEqual(result.returncode, 0, result.stderr)
+        self.assertEqual(result.stdout, 'IndexError\n')
+        self.assertNotIn('CRITICAL', result.stderr)
+
+
+class TestPathsAndBytes(unittest.TestCase):
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory(prefix='serio-overrides-')
+        self.addCleanup(self.tmp.cleanup)
+
+    def test_files_from_str_pathlike_and_gio_file(self):
+        from gi.repository import Gio
+        bundle = bundle_of(('w', [0.5, -0.0]))
+        path = os.path.join(self.tmp.name, 'w.serio')
+        for target in (path, pathlib.Path(path), Gio.File.new_for_path(path)):
+            os.unlink(path) if os.path.exists(path) else None
+            self.assertTrue(bundle.save_to_file(target))
+            for source in (path, pathlib.Path(path), Gio.File.new_for_path(path)):
+                self.assertTrue(Serio.Bundle.from_file(source).equal(bundle))
+
+    def test_bad_path_types(self):
+        bundle = bundle_of(('w', [0.5]))
+        for target in (None, 3, b'/tmp/x.serio'):
+            with self.assertRaises(TypeError):
+                bundle.save_to_file(target)
+            with self.assertRaises(TypeError):
+                Serio.Bundle.from_file(target)
+
+    def test_async_with_a_path(self):
+        from gi.repository import GLib
+        bundle = bundle_of(('w', [0.5]))
+        path = pathlib.Path(self.tmp.name) / 'a.serio'
+        loop = GLib.MainLoop()
+        results = []
+
+        def loaded(source, result):
+            results.append(Serio.Bundle.from_file_finish(result))
+            loop.quit()
+
+        def saved(source, result):
+            results.append(bundle.save_to_file_finish(result))
+            Serio.Bundle.from_file_async(path, GLib.PRIORITY_DEFAULT, None, loaded)
+
+        bundle.save_to_file_async(path, GLib.PRIORITY_DEFAULT, None, saved)
+        loop.run()
+        self.assertTrue(results[0])
+        self.assertTrue(results[1].equal(bundle))
+
+    def test_bytes_like(self):
+        text = b'v1|w|2|1,-0\n'
+        for data in (text, bytearray(text), memoryview(text)):
+            self.assertEqual(Serio.Bundle.from_bytes(data).to_string(), text.decode())
+            self.assertEqual(Serio.checksum_bytes(data), Serio.checksum(text.decode()))
+        self.assertEqual(Serio.checksum_bytes(memoryview(b'foobar')), 0x72ad2699)
+        for data in ('v1|w|0|\n', None, 3):
+            with self.assertRaises(TypeError):
+                Serio.Bundle.from_bytes(data)
+            with self.assertRaises(TypeError):
+                Serio.checksum_bytes(data)
 
 
 class TestToDict(unittest.TestCase):
@@ -210,10 +342,23 @@ class TestFromDict(unittest.TestCase):
         with self.assertRaises(ValueError):
             Serio.Bundle.from_dict({'a\0b': [1.0]})
 
-    def test_bad_values(self):
-        for values in ('12', ['1.5'], [1.0, None], None, 3.0, (v for v in [1.0])):
-            with self.assertRaises(TypeError, msg=repr(values)):
-                Serio.Bundle.from_dict({'a': values})
+    def test_bad_values_name_the_key(self):
+        for values in ('12', ['1.5'], [1.0, None], None, (v for v in [1.0])):
+            with self.assertRaises(TypeError, msg=repr(values)) as caught:
+                Serio.Bundle.from_dict({'ok': [1.0], 'bad.key': values})
+            self.assertIn("'bad.key'", str(caught.exception))
+        with self.assertRaises(ValueError) as caught:
+            Serio.Bundle.from_dict({'big': 2**53 + 1})
+        self.assertIn("'big'", str(caught.exception))
+        with self.assertRaises(OverflowError) as caught:
+            Serio.Bundle.from_dict({'huge': [10**400]})
+        self.assertIn("'huge'", str(caught.exception))
+
+    def test_numbers_are_0d(self):
+        bundle = Serio.Bundle.from_dict({'n': 5, 'x': -0.0, 't': True, 'v': [5.0]})
+        self.assertEqual(bundle.to_string(), 'v1|n[]|1|5\nv1|x[]|1|-0\nv1|t[]|1|1\nv1|v|1|5\n')
+        self.assertEqual(bundle.get_shape(0), [])
+        self.assertEqual(to_bits(bundle['x']), [0x8000000000000000])
 
 
 class TestRepr(unittest.TestCase):
@@ -247,7 +392,7 @@ class TestLifetime(unittest.TestCase):
 
     def test_values_outlive_the_bundle(self):
         bundle = Serio.Bundle.from_dict({'w': [0.1, -0.0]})
-        items = list(bundle)
+        items = bundle.items()
         result = bundle.to_dict()
         del bundle
         gc.collect()
@@ -259,8 +404,10 @@ class TestWithoutNumPy(unittest.TestCase):
 
     def run_child(self, mode):
         script = os.path.join(os.path.dirname(os.path.abspath(__file__)), 'no_numpy.py')
-        child = subprocess.run([sys.executable, '-B', script, mode],
-                               capture_output=True, text=True, check=False)
+        with tempfile.TemporaryDirectory(prefix='serio-no-numpy-') as tmp:
+            child = subprocess.run([sys.executable, '-B', script, mode,
+                                    os.path.join(tmp, 'w.serio')],
+                                   capture_output=True, text=True, check=False)
         self.assertEqual(child.returncode, 0, child.stderr)
         return json.loads(child.stdout)
 
@@ -268,15 +415,18 @@ class TestWithoutNumPy(unittest.TestCase):
         seen = self.run_child('block')
         self.assertEqual(seen['module'], 'gi.overrides.Serio')
         self.assertEqual(seen['to_dict'], repr({'w': [1.5, -0.0]}))
-        self.assertEqual(len(seen['import_errors']), 2)
-        for message, method in zip(seen['import_errors'], ('to_numpy', 'append_numpy')):
-            self.assertIn('Serio.Bundle.%s() needs NumPy' % method, message)
+        self.assertEqual(len(seen['import_errors']), 4)
+        for message, method in zip(seen['import_errors'],
+                                   ('Serio.Bundle.to_numpy', 'Serio.Bundle.append_numpy',
+                                    'Serio.save', 'Serio.load')):
+            self.assertIn('%s() needs NumPy' % method, message)
         self.assertEqual(seen['n_arrays'], 1)
 
     def test_numpy_is_imported_only_when_needed(self):
         seen = self.run_child('lazy')
         self.assertEqual(seen['module'], 'gi.overrides.Serio')
         self.assertEqual(seen['items'], repr([('w', [1.5, -0.0])]))
+        self.assertEqual(seen['names'], repr(['w']))
         self.assertEqual(seen['w'], repr([1.5, -0.0]))
         self.assertFalse(seen['numpy_imported'])
 

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """The NumPy side of the Serio.Bundle overrides: to_numpy, append_numpy and
-from_dict with arrays, compared bit for bit with ndarray.tobytes() and
-struct.pack.
+from_dict with arrays of any shape, compared bit for bit with
+ndarray.tobytes() and struct.pack.
 
 Exits with 77 (a skip for meson) when NumPy is not installed; the
 ImportError of that case is tested by test_overrides.py.
@@ -57,10 +57,21 @@ class TestToNumpy(unittest.TestCase):
         copy[0] = 1.0
         self.assertEqual(to_bits([copy[0]]), to_bits([1.0]))
 
+    def test_writable(self):
+        array = self.bundle.to_numpy('p', writable=True)
+        self.assertTrue(array.flags.writeable)
+        self.assertEqual(array.tobytes(), packed(canonical(PATTERNS)))
+        array[0] = 1.0
+        self.assertEqual(self.bundle.to_numpy('p').tobytes(), packed(canonical(PATTERNS)))
+        self.assertEqual(to_bits(self.bundle['p'][:1]), canonical(PATTERNS[:1]))
+
     def test_outlives_the_bundle(self):
         array = self.bundle.to_numpy('p')
         # The array keeps the bytes object holding its memory alive.
-        self.assertIsInstance(array.base, bytes)
+        base = array
+        while isinstance(base, numpy.ndarray):
+            base = base.base
+        self.assertIsInstance(base, bytes)
         self.bundle = None
         gc.collect()
         self.assertEqual(array.tobytes(), packed(canonical(PATTERNS)))
@@ -114,7 +125,10 @@ class TestAppendNumpy(unittest.TestCase):
         cases = [
             (numpy.array([0.1, -0.0, numpy.inf], dtype=numpy.float32),
              [struct.unpack('<f', struct.pack('<f', 0.1))[0], -0.0, float('inf')]),
-            (numpy.array([-3, 0, 2**53], dtype=numpy.int64), [-3.0, 0.0, 2.0**53]),
+            (numpy.array([-3, 0, 2**53, -2**53], dtype=numpy.int64),
+             [-3.0, 0.0, 2.0**53, -2.0**53]),
+            (numpy.array([0.1, -0.0], dtype=numpy.float16),
+             [struct.unpack('<e', struct.pack('<e', 0.1))[0], -0.0]),
             (numpy.array([True, False]), [1.0, 0.0]),
             ([0.5, -0.0, 7], [0.5, -0.0, 7.0]),
             ((), []),
@@ -130,15 +144,56 @@ class TestAppendNumpy(unittest.TestCase):
             unsafe.append(numpy.array([1.0], dtype=numpy.longdouble))
         for array in unsafe:
             bundle = Serio.Bundle.new()
-            with self.assertRaises(TypeError, msg=repr(array)):
+            with self.assertRaises(TypeError, msg=repr(array)) as caught:
                 bundle.append_numpy('a', array)
+            self.assertIn("'a'", str(caught.exception))
             self.assertEqual(len(bundle), 0)
 
-    def test_shapes_other_than_1d_raise_value_error(self):
-        for array in (numpy.zeros((2, 3)), numpy.float64(1.0), numpy.zeros((1, 1, 1))):
+    def test_shapes_are_recorded(self):
+        cases = [
+            (numpy.arange(6.0).reshape(2, 3), 'a[2x3]', [2, 3]),
+            (numpy.float64(-0.0), 'a[]', []),
+            (numpy.array(2.5), 'a[]', []),
+            (numpy.zeros((1, 1, 1)), 'a[1x1x1]', [1, 1, 1]),
+            (numpy.zeros((3, 0)), 'a[3x0]', [3, 0]),
+            (numpy.zeros(4), 'a', [4]),
+            (numpy.arange(24, dtype=numpy.int16).reshape(2, 3, 4).transpose(2, 0, 1),
+             'a[4x2x3]', [4, 2, 3]),
+        ]
+        for array, name, shape in cases:
+            bundle = self.appended(array)
+            self.assertEqual(bundle.get_name(0), name)
+            self.assertEqual(bundle.get_shape(0), shape)
+            restored = bundle.to_numpy('a')
+            self.assertEqual(restored.shape, numpy.shape(array))
+            self.assertEqual(restored.tobytes(),
+                             numpy.asarray(array, dtype=numpy.float64).tobytes(), name)
+            # Through the text, by stored name and by base name.
+            parsed = Serio.Bundle.from_string(bundle.to_string())
+            self.assertEqual(parsed.to_numpy(name).tobytes(), restored.tobytes())
+            self.assertEqual(parsed.to_numpy('a').shape, restored.shape)
+
+    def test_hand_made_suffix_gives_the_shape(self):
+        # The convention the guide used to recommend is now the real one.
+        weights = from_bits(PATTERNS[:12]).reshape(3, 4)
+        bundle = self.appended(numpy.zeros(1))
+        bundle.append_numpy('dense.weight[3x4]', weights.ravel())
+        restored = bundle.to_numpy('dense.weight')
+        self.assertEqual(restored.shape, (3, 4))
+        self.assertEqual(restored.tobytes(), packed(canonical(PATTERNS[:12])))
+        # A suffix that does not match the count is part of the name.
+        bundle.append_numpy('v[5]', numpy.zeros(3))
+        self.assertEqual(bundle.to_numpy('v[5]').shape, (3,))
+        with self.assertRaises(KeyError):
+            bundle.to_numpy('v')
+
+    def test_integers_beyond_2_53_name_the_key(self):
+        for array in (numpy.array([2**53 + 1]), numpy.array([-2**53 - 1]),
+                      numpy.array([2**64 - 1], dtype=numpy.uint64)):
             bundle = Serio.Bundle.new()
-            with self.assertRaises(ValueError, msg=repr(array)):
-                bundle.append_numpy('a', array)
+            with self.assertRaises(ValueError, msg=repr(array)) as caught:
+                bundle.append_numpy('counter', array)
+            self.assertIn("'counter'", str(caught.exception))
             self.assertEqual(len(bundle), 0)
 
     def test_bad_names(self):
@@ -171,16 +226,29 @@ class TestFromDictWithArrays(unittest.TestCase):
             'l': [0.5, -0.0],
             'f': numpy.array([0.25], dtype='>f4'),
         })
-        self.assertEqual([name for name, values in bundle], ['p', 'l', 'f'])
+        self.assertEqual(list(bundle), ['p', 'l', 'f'])
         self.assertEqual(bundle.to_numpy('p').tobytes(), packed(canonical(PATTERNS)))
         self.assertEqual(to_bits(bundle['l']), to_bits([0.5, -0.0]))
         self.assertEqual(to_bits(bundle['f']), to_bits([0.25]))
 
-    def test_array_errors(self):
-        with self.assertRaises(ValueError):
-            Serio.Bundle.from_dict({'a': numpy.zeros((2, 2))})
-        with self.assertRaises(TypeError):
-            Serio.Bundle.from_dict({'a': numpy.array([1j])})
+    def test_nd_and_0d(self):
+        bundle = Serio.Bundle.from_dict({
+            'm': numpy.arange(6.0).reshape(3, 2),
+            's': numpy.float32(0.5),
+            'z': numpy.array(7, dtype=numpy.int64),
+        })
+        self.assertEqual(list(bundle), ['m[3x2]', 's[]', 'z[]'])
+        self.assertEqual(bundle.to_numpy('m').shape, (3, 2))
+        self.assertEqual(bundle.to_numpy('s').shape, ())
+        self.assertEqual(to_bits(bundle['z']), to_bits([7.0]))
+
+    def test_array_errors_name_the_key(self):
+        with self.assertRaises(TypeError) as caught:
+            Serio.Bundle.from_dict({'ok': numpy.zeros(1), 'cplx': numpy.array([1j])})
+        self.assertEqual(str(caught.exception).count("'cplx'"), 1)
+        with self.assertRaises(ValueError) as caught:
+            Serio.Bundle.from_dict({'steps': numpy.array(2**62)})
+        self.assertIn("'steps'", str(caught.exception))
 
 
 if __name__ == '__main__':

@@ -34,6 +34,31 @@ def from_bits(pattern):
     return struct.unpack('<d', struct.pack('<Q', pattern))[0]
 
 
+def assert_bytes_match_values(bundle):
+    """get_bytes(i) holds exactly the values of get_values(i), for every
+    array: a slice at the wrong offset of a shared block would not."""
+    for i in range(bundle.get_n_arrays()):
+        values = bundle.get_values(i)
+        data = bundle.get_bytes(i).get_data()
+        expected = struct.pack('=%dd' % len(values), *values)
+        if data != expected:
+            raise AssertionError('array %d: get_bytes %r, get_values %r' % (i, data, expected))
+
+
+def parse(text):
+    """Serio.Bundle.from_string, then every array's bytes checked."""
+    bundle = Serio.Bundle.from_string(text)
+    assert_bytes_match_values(bundle)
+    return bundle
+
+
+def parse_bytes(data):
+    """Serio.Bundle.from_bytes, then every array's bytes checked."""
+    bundle = Serio.Bundle.from_bytes(data)
+    assert_bytes_match_values(bundle)
+    return bundle
+
+
 def fnv1a64_folded(data):
     h = 0xcbf29ce484222325
     for byte in data:
@@ -47,7 +72,7 @@ class SpecSnippetTest(unittest.TestCase):
         b.append("dense.w", [0.1, -0.0, float("inf")])
         s = b.to_string()
         self.assertEqual(s, 'v1|dense.w|3|3602879701896397p-55,-0,inf\n')
-        c = Serio.Bundle.from_string(s)
+        c = parse(s)
         values = c.get_values(0)
         self.assertIsInstance(values, list)
         self.assertEqual(bits(values), bits([0.1, -0.0, float("inf")]))
@@ -57,7 +82,7 @@ class SpecSnippetTest(unittest.TestCase):
         self.assertLess(checksum, 2**32)
         self.assertEqual(checksum, fnv1a64_folded(s.encode()))
         with self.assertRaises(GLib.Error) as cm:
-            Serio.Bundle.from_string("v2|x|0|\n")
+            parse("v2|x|0|\n")
         self.assertEqual(cm.exception.domain, 'serio-error-quark')
 
     def test_reference_tokens(self):
@@ -115,26 +140,26 @@ class ErrorTest(unittest.TestCase):
         for name, (text, token) in BAD_INPUTS.items():
             with self.subTest(code=name):
                 with self.assertRaises(GLib.Error) as cm:
-                    Serio.Bundle.from_string(text)
+                    parse(text)
                 self.assert_serio_error(cm.exception, name, token)
 
     def test_from_bytes(self):
         for name, (text, token) in BAD_INPUTS.items():
             with self.subTest(code=name):
                 with self.assertRaises(GLib.Error) as cm:
-                    Serio.Bundle.from_bytes(GLib.Bytes.new(text.encode()))
+                    parse_bytes(GLib.Bytes.new(text.encode()))
                 self.assert_serio_error(cm.exception, name, token)
 
     def test_nul_and_invalid_utf8_in_bytes(self):
         for data in (b'v1|a\0b|0|\n', b'v1|\xff|0|\n', b'v1|ok|1|1\n\0\n'):
             with self.subTest(data=data):
                 with self.assertRaises(GLib.Error) as cm:
-                    Serio.Bundle.from_bytes(GLib.Bytes.new(data))
+                    parse_bytes(GLib.Bytes.new(data))
                 self.assert_serio_error(cm.exception, 'SYNTAX', None)
 
     def test_bad_line_fails_whole_parse(self):
         with self.assertRaises(GLib.Error) as cm:
-            Serio.Bundle.from_string('v1|a|1|1\nv1|b|1|1p1024\nv1|c|0|\n')
+            parse('v1|a|1|1\nv1|b|1|1p1024\nv1|c|0|\n')
         self.assert_serio_error(cm.exception, 'DOMAIN', '1p1024')
 
 
@@ -143,7 +168,7 @@ class BundleTest(unittest.TestCase):
         b = Serio.Bundle.new()
         self.assertEqual(b.to_string(), '')
         self.assertEqual(b.to_bytes().get_size(), 0)
-        c = Serio.Bundle.from_string('')
+        c = parse('')
         self.assertEqual(c.get_n_arrays(), 0)
         self.assertTrue(b.equal(c))
 
@@ -211,17 +236,37 @@ class BundleTest(unittest.TestCase):
         b = Serio.Bundle.new()
         b.append('n', values)
         self.assertEqual(b.to_string(), 'v1|n|4|nan,nan,nan,nan\n')
-        for value in (b.get_values(0), Serio.Bundle.from_string(b.to_string()).get_values(0)):
+        for value in (b.get_values(0), parse(b.to_string()).get_values(0)):
             self.assertEqual(bits(value), struct.pack('<Q', 0x7ff8000000000000) * 4)
 
+    def test_get_bytes_of_parsed_arrays(self):
+        """Issue 12: every array of a parsed bundle of several arrays, which
+        share one block, gives its own values from get_bytes."""
+        for text in ('v1|a|2|1,2\nv1|b|2|3,4\n',
+                     'v1|a|1|1\nv1|e|0|\nv1|b|3|-0,inf,nan\nv1|c|2|5,6\n'):
+            with self.subTest(text=text):
+                c = parse(text)
+                self.assertEqual(c.get_bytes(1).get_data(), bits(c.get_values(1)))
+        c = parse('v1|a|2|1,2\nv1|b|2|3,4\n')
+        self.assertEqual(c.get_bytes(1).get_data(), bits([3.0, 4.0]))
+
+    def test_negative_default_nan_by_bytes(self):
+        """Issue 12: the negative default NaN appended by bytes reads back
+        from to_string as the canonical nan, in an equal bundle."""
+        b = Serio.Bundle.new()
+        b.append_bytes('n', GLib.Bytes.new(struct.pack('=Q', 0xfff8000000000000)))
+        self.assertEqual(b.to_string(), 'v1|n|1|nan\n')
+        self.assertEqual(b.get_bytes(0).get_data(), struct.pack('=Q', 0x7ff8000000000000))
+        self.assertTrue(b.equal(parse(b.to_string())))
+
     def test_from_bytes_and_to_bytes(self):
-        c = Serio.Bundle.from_bytes(GLib.Bytes.new(b'v1|x|2|1,-1p-1\r\n\nv1|y|0|\n'))
+        c = parse_bytes(GLib.Bytes.new(b'v1|x|2|1,-1p-1\r\n\nv1|y|0|\n'))
         self.assertEqual(c.to_string(), 'v1|x|2|1,-1p-1\nv1|y|0|\n')
         self.assertEqual(bits(c.get_values(0)), bits([1.0, -0.5]))
         data = c.to_bytes()
         self.assertIsInstance(data, GLib.Bytes)
         self.assertEqual(data.get_data(), c.to_string().encode())
-        self.assertTrue(Serio.Bundle.from_bytes(data).equal(c))
+        self.assertTrue(parse_bytes(data).equal(c))
 
 
 class NameTest(unittest.TestCase):
@@ -232,7 +277,7 @@ class NameTest(unittest.TestCase):
         b = Serio.Bundle.new()
         for i, name in enumerate(self.NAMES):
             b.append(name, [float(i)])
-        c = Serio.Bundle.from_string(b.to_string())
+        c = parse(b.to_string())
         self.assertTrue(b.equal(c))
         self.assertEqual(c.get_n_arrays(), len(self.NAMES))
         for i, name in enumerate(self.NAMES):
@@ -250,7 +295,7 @@ class NameTest(unittest.TestCase):
         self.assertEqual(b.to_string(), 'v1|a_b_c_d_|1|1\n')
         self.assertFalse(b.lookup('a|b\rc\nd|')[0])
         self.assertEqual(tuple(b.lookup('a_b_c_d_')), (True, 0))
-        self.assertTrue(b.equal(Serio.Bundle.from_string(b.to_string())))
+        self.assertTrue(b.equal(parse(b.to_string())))
 
 
 class FileTest(unittest.TestCase):

@@ -244,6 +244,64 @@ static void test_files_async ()
     }
 }
 
+static void test_values_are_a_copy ()
+{
+  Test.summary ("get_values gives Vala an owned copy: writing into it leaves "
+                + "the bundle and its bytes as they were (issue 10)");
+
+  var bundle = new Serio.Bundle ();
+  bundle.append ("w", { 1.0, 2.0 });
+  var before = bundle.get_bytes (0);
+
+  var v = bundle.get_values (0);
+  v[0] = 42.0;
+  /* Without a copy, this wrote into the bundle. */
+  bundle.get_values (0)[1] = 43.0;
+
+  assert_same_bits (bundle.get_values (0), doubles_from_bits ({ 0x3ff0000000000000, 0x4000000000000000 }));
+  assert_cmpstr (bundle.to_string (), CompareOperator.EQ, "v1|w|2|1,2\n");
+  assert_cmpmem (before.get_data (), bytes_of (doubles_from_bits ({ 0x3ff0000000000000, 0x4000000000000000 })));
+}
+
+static void test_shapes ()
+{
+  Test.summary ("append_with_shape, get_shape, get_base_name and lookup by base name");
+
+  var bundle = new Serio.Bundle ();
+  bundle.append_with_shape ("conv.weight", { 2, 1, 3 }, { 1.0, 2.0, 3.0, 4.0, 5.0, 6.0 });
+  bundle.append_with_shape ("steps", {}, { 5.0 });
+  bundle.append ("bias", { 0.5, 0.25 });
+  bundle.append_bytes_with_shape ("g", { 1, 2 }, new Bytes (bytes_of ({ 1.0, -0.0 })));
+
+  assert_cmpstr (bundle.to_string (), CompareOperator.EQ,
+                 "v1|conv.weight[2x1x3]|6|1,2,3,4,5,6\n"
+                 + "v1|steps[]|1|5\n"
+                 + "v1|bias|2|1p-1,1p-2\n"
+                 + "v1|g[1x2]|2|1,-0\n");
+
+  uint64[] shape = bundle.get_shape (0);
+  assert_cmpint (shape.length, CompareOperator.EQ, 3);
+  assert_cmpuint ((uint) shape[0], CompareOperator.EQ, 2);
+  assert_cmpuint ((uint) shape[1], CompareOperator.EQ, 1);
+  assert_cmpuint ((uint) shape[2], CompareOperator.EQ, 3);
+  assert_cmpint (bundle.get_shape (1).length, CompareOperator.EQ, 0);
+  shape = bundle.get_shape (2);
+  assert_cmpint (shape.length, CompareOperator.EQ, 1);
+  assert_cmpuint ((uint) shape[0], CompareOperator.EQ, 2);
+
+  assert_cmpstr (bundle.get_base_name (0), CompareOperator.EQ, "conv.weight");
+  assert_cmpstr (bundle.get_base_name (1), CompareOperator.EQ, "steps");
+  assert_cmpstr (bundle.get_base_name (2), CompareOperator.EQ, "bias");
+
+  uint index;
+  assert_true (bundle.lookup ("steps", out index));
+  assert_cmpuint (index, CompareOperator.EQ, 1);
+  assert_true (bundle.lookup ("conv.weight[2x1x3]", out index));
+  assert_cmpuint (index, CompareOperator.EQ, 0);
+  assert_false (bundle.lookup ("conv", out index));
+  assert_cmpint (Serio.SHAPE_MAX_DIMS, CompareOperator.EQ, 32);
+}
+
 int main (string[] args)
 {
   Test.init (ref args);
@@ -255,5 +313,7 @@ int main (string[] args)
   Test.add_func ("/vala/names", test_names);
   Test.add_func ("/vala/bytes", test_bytes);
   Test.add_func ("/vala/files-async", test_files_async);
+  Test.add_func ("/vala/values-are-a-copy", test_values_are_a_copy);
+  Test.add_func ("/vala/shapes", test_shapes);
   return Test.run ();
 }
