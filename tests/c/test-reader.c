@@ -131,6 +131,10 @@ rd_compare_with (GBytes *text,
       g_assert_true (actual->domain == expected->domain);
       g_assert_cmpint (actual->code, ==, expected->code);
       g_assert_cmpstr (actual->message, ==, expected->message);
+      /* and the same location as data */
+      g_assert_cmpuint (serio_error_get_line (actual), ==, serio_error_get_line (expected));
+      g_assert_cmpuint (serio_error_get_value_index (actual), ==, serio_error_get_value_index (expected));
+      g_assert_cmpstr (serio_error_get_detail (actual), ==, serio_error_get_detail (expected));
     }
   else
     {
