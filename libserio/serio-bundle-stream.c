@@ -90,7 +90,8 @@ read_long_array (SerioReader   *reader,
   return g_bytes_new_take (g_steal_pointer (&values), got * sizeof (double));
 }
 
-static GBytes *
+/* Reads the values of a short array into the current slab, or a new one. */
+static const double *
 read_short_array (SerioReader   *reader,
                   gsize          n_values,
                   Slab          *slab,
@@ -98,9 +99,6 @@ read_short_array (SerioReader   *reader,
                   GError       **error)
 {
   gsize got;
-
-  if (n_values == 0)
-    return g_bytes_new (NULL, 0);
 
   if (slab->bytes == NULL || SLAB_VALUES - slab->used < n_values)
     {
@@ -116,8 +114,7 @@ read_short_array (SerioReader   *reader,
   g_assert (got == n_values);
 
   slab->used += n_values;
-  return g_bytes_new_from_bytes (slab->bytes, (slab->used - n_values) * sizeof (double),
-                                 n_values * sizeof (double));
+  return slab->values + slab->used - n_values;
 }
 
 SerioBundle *
@@ -133,17 +130,34 @@ _serio_bundle_load (SerioReader   *reader,
   while (serio_reader_next (reader, cancellable, &local_error))
     {
       guint64 n_values = serio_reader_get_n_values (reader);
-      g_autoptr(GBytes) values = NULL;
+      const char *name = serio_reader_get_name (reader);
 
-      if (n_values <= SLAB_RECORD_MAX)
-        values = read_short_array (reader, n_values, &slab, cancellable, &local_error);
+      /* Parsed values are canonical: the bundle keeps them as they are. */
+      if (n_values == 0)
+        {
+          gsize got;
+
+          /* reading nothing checks that the record ends there */
+          if (!serio_reader_read_values (reader, NULL, 0, &got, cancellable, &local_error))
+            break;
+          _serio_bundle_add_read_array (bundle, name, NULL, 0, NULL);
+        }
+      else if (n_values <= SLAB_RECORD_MAX)
+        {
+          const double *values = read_short_array (reader, n_values, &slab, cancellable, &local_error);
+
+          if (values == NULL)
+            break;
+          _serio_bundle_add_read_array (bundle, name, values, n_values, slab.bytes);
+        }
       else
-        values = read_long_array (reader, n_values, size_bound, cancellable, &local_error);
-      if (values == NULL)
-        break;
+        {
+          g_autoptr(GBytes) values = read_long_array (reader, n_values, size_bound, cancellable, &local_error);
 
-      /* Parsed values are canonical and aligned: the bundle keeps them. */
-      serio_bundle_append_bytes (bundle, serio_reader_get_name (reader), values);
+          if (values == NULL)
+            break;
+          _serio_bundle_add_read_array (bundle, name, g_bytes_get_data (values, NULL), n_values, values);
+        }
     }
 
   g_clear_pointer (&slab.bytes, g_bytes_unref);

@@ -15,6 +15,7 @@
 #include "serio-codec.h"
 #include "serio-error.h"
 #include "serio-private.h"
+#include "serio-stream-private.h"
 #include "serio-save.h"
 #include "serio-shape.h"
 
@@ -320,6 +321,26 @@ from_data (const char  *text,
     return NULL;
 
   return g_steal_pointer (&self);
+}
+
+/* For the stream loader (serio-bundle-stream.c): appends an array read
+ * from a text, whose name is valid and whose canonical values live in
+ * @owner (held by the bundle from then on), or are empty. Consecutive
+ * arrays may share an owner. */
+void
+_serio_bundle_add_read_array (SerioBundle  *self,
+                              const char   *name,
+                              const double *values,
+                              gsize         n_values,
+                              GBytes       *owner)
+{
+  const char *stored = g_string_chunk_insert (self->names, name);
+
+  if (owner != NULL &&
+      (self->blocks->len == 0 || g_ptr_array_index (self->blocks, self->blocks->len - 1) != owner))
+    g_ptr_array_add (self->blocks, g_bytes_ref (owner));
+
+  add_entry (self, stored, values, n_values, owner);
 }
 
 /**

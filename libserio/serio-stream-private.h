@@ -24,6 +24,14 @@ gulong       _serio_reader_get_line         (SerioReader   *self);
  * asked for, capped by the environment variable SERIO_THREADS. */
 guint        _serio_threads_effective       (guint          requested);
 
+/* Appends an array read from a text to a bundle being loaded: the name is
+ * valid, the values canonical and in @owner (shared, referenced). */
+void         _serio_bundle_add_read_array   (SerioBundle   *self,
+                                             const char    *name,
+                                             const double  *values,
+                                             gsize          n_values,
+                                             GBytes        *owner);
+
 /* Builds a bundle from what @reader reads; @size_bound, when not 0, is
  * the size of the whole text, which bounds what an array may need. */
 SerioBundle *_serio_bundle_load             (SerioReader   *reader,

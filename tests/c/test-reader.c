@@ -391,7 +391,8 @@ static void
 test_large (gconstpointer data)
 {
   gboolean one_line = GPOINTER_TO_INT (data);
-  gsize n = 200000;
+  /* still more than the reader's buffer under a slow tool */
+  gsize n = test_slow_tool () ? 60000 : 200000;
   g_autofree double *values = g_new (double, n);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   g_autoptr(GBytes) sealed = NULL;
@@ -412,7 +413,7 @@ test_large (gconstpointer data)
       serio_bundle_append (bundle, "part", values + i, 1000);
 
   sealed = serio_bundle_to_sealed_bytes (bundle);
-  g_assert_cmpuint (g_bytes_get_size (sealed), >, 3 * 1024 * 1024);
+  g_assert_cmpuint (g_bytes_get_size (sealed), >, (n / 200000.0) * 3 * 1024 * 1024);
   rd_compare_with (sealed, -65536, DEFAULT_BUFFER);
   rd_compare_with (sealed, -3000, 4096);
 
@@ -435,7 +436,7 @@ test_large (gconstpointer data)
 
   /* A bad token anywhere in the shares of the threads, or two of them:
    * the first is reported. */
-  for (guint k = 0; k < 48; k++)
+  for (guint k = 0; k < (test_slow_tool () ? 6 : 48); k++)
     {
       g_autoptr(GString) again = g_string_new_len (p, size);
       g_autoptr(GBytes) bytes = NULL;
@@ -453,7 +454,7 @@ test_large (gconstpointer data)
 
   {
     g_autoptr(SerioBundle) streamed = rd_read (damaged, -65536, DEFAULT_BUFFER, NULL, &error);
-    g_autofree char *where = g_strdup_printf (", value %u ", one_line ? 199991 : 991);
+    g_autofree char *where = g_strdup_printf (", value %" G_GSIZE_FORMAT " ", one_line ? n - 9 : 991);
 
     g_assert_null (streamed);
     g_assert_error (error, SERIO_ERROR, SERIO_ERROR_SYNTAX);

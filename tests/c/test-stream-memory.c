@@ -141,6 +141,51 @@ test_memory (void)
   g_assert_cmpint (g_rmdir (dir), ==, 0);
 }
 
+/* A million one-value records: about what the bundle's entries need,
+ * with values packed together, nothing per array beyond its entry. */
+static void
+test_tiny_records (void)
+{
+  g_autofree char *dir = g_dir_make_tmp ("serio-memory-XXXXXX", NULL);
+  g_autofree char *path = g_build_filename (dir, "tiny.serio", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SerioBundle) back = NULL;
+  long start, peak;
+
+  if (test_slow_tool ())
+    {
+      g_test_skip ("memory figures mean nothing under a slow tool");
+      return;
+    }
+  if (!reset_peak () || status_kib ("VmHWM:") < 0)
+    {
+      g_test_skip ("no /proc/self/clear_refs to reset the peak resident set");
+      return;
+    }
+
+  {
+    GString *text = g_string_sized_new (9 * 1000000);
+
+    for (guint i = 0; i < 1000000; i++)
+      g_string_append (text, "v1|a|1|1\n");
+    g_assert_true (g_file_set_contents (path, text->str, text->len, NULL));
+    g_string_free (text, TRUE);
+  }
+
+  g_assert_true (reset_peak ());
+  start = status_kib ("VmRSS:");
+  back = serio_bundle_from_file (file, NULL, &error);
+  g_assert_no_error (error);
+  peak = status_kib ("VmHWM:");
+  g_test_message ("from_file, 10^6 records: %ld KiB above %ld KiB", peak - start, start);
+  g_assert_cmpuint (serio_bundle_get_n_arrays (back), ==, 1000000);
+  g_assert_cmpint (peak - start, <=, 64 * 1000000 / 1024 + SLACK_KIB);
+
+  g_assert_cmpint (g_remove (path), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -148,6 +193,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/stream-memory/10M", test_memory);
+  g_test_add_func ("/stream-memory/tiny-records", test_tiny_records);
 
   return g_test_run ();
 }

@@ -211,7 +211,7 @@ test_threads (gconstpointer data)
 {
   gboolean sealed = GPOINTER_TO_INT (data);
   g_autoptr(GArray) patterns = test_load_patterns ();
-  gsize n = test_iterations (400000);
+  gsize n = test_slow_tool () ? 100000 : 400000;
   g_autofree double *values = g_new (double, n);
 
   for (gsize i = 0; i < n; i++)
@@ -219,7 +219,7 @@ test_threads (gconstpointer data)
 
   max_array = 300000;
   max_piece = 120000;
-  for (writer_threads = 2; writer_threads <= 4; writer_threads++)
+  for (writer_threads = 2; writer_threads <= (test_slow_tool () ? 2u : 4u); writer_threads++)
     {
       check_piecewise ((const double *) (gconstpointer) patterns->data, patterns->len, sealed);
       check_piecewise (values, n, sealed);
