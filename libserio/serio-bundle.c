@@ -1017,7 +1017,9 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
  * text between two records that let every reader of this library verify
  * it, so that damage is reported instead of loading as other weights. Use
  * [method@Serio.Bundle.save_to_file_full] with %SERIO_SAVE_FLAGS_PLAIN for
- * plain v1 text.
+ * plain v1 text. The text is written through a [class@Serio.Writer], a few
+ * megabytes at a time: saving needs no memory for it, however large the
+ * bundle.
  *
  * The text goes to a temporary file in the directory of @file, which is
  * synced to disk and then renamed over @file (or linked in, for a new
@@ -1081,9 +1083,7 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
                                 GCancellable    *cancellable,
                                 GError         **error)
 {
-  g_autoptr(GBytes) bytes = NULL;
-  gsize len;
-  char *text;
+  g_autoptr(SerioSave) save = NULL;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (G_IS_FILE (file), FALSE);
@@ -1091,10 +1091,14 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  text = serialize (self, (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, &len);
-  bytes = g_bytes_new_take (text, len);
+  /* The text goes through a SerioWriter's bounded buffer: the save needs
+   * no memory for the text, whatever the size of the bundle. */
+  save = _serio_save_begin (file, cancellable, error);
+  if (save == NULL ||
+      !serio_bundle_write_to_stream (self, _serio_save_get_stream (save), flags, cancellable, error))
+    return FALSE;
 
-  return _serio_save_bytes (file, bytes, cancellable, error);
+  return _serio_save_commit (g_steal_pointer (&save), cancellable, error);
 }
 
 typedef struct
