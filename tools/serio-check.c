@@ -1,14 +1,27 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-check.c: serio check FILE…
+/* serio-check.c: serio check [--require-seal] [--quiet] FILE…
  *
  * Copyright 2026 The libserio authors
  */
 
 #include "config.h"
 
+#include <stdio.h>
+
 #include <glib/gi18n.h>
 
 #include "serio-tool.h"
+
+static gboolean require_seal = FALSE;
+static gboolean quiet = FALSE;
+
+static const GOptionEntry entries[] = {
+  { "require-seal", 's', 0, G_OPTION_ARG_NONE, &require_seal,
+    N_("Count a valid file without a seal as an error"), NULL },
+  { "quiet", 'q', 0, G_OPTION_ARG_NONE, &quiet,
+    N_("Print only the problems"), NULL },
+  G_OPTION_ENTRY_NULL
+};
 
 int
 serio_tool_check (int    argc,
@@ -18,11 +31,14 @@ serio_tool_check (int    argc,
 
   if (!serio_tool_parse_options (N_("FILE…"),
                                  N_("Check that files are valid serio v1 files, read as strictly as the\n"
-                                    "library reads them. “-” stands for the standard input."),
+                                    "library reads them, and say for each whether it is sealed: a sealed\n"
+                                    "file is verified against its seal, so that a changed digit or a lost\n"
+                                    "line is caught; a plain file cannot be verified beyond its syntax.\n"
+                                    "“-” stands for the standard input."),
                                  N_("Errors are printed as “FILE:LINE: message”.\n\n"
-                                    "Exit status: 0 if every file is valid, 1 if any is not, 2 on a usage\n"
-                                    "or input/output error."),
-                                 NULL, &argc, &argv))
+                                    "Exit status: 0 if every file is valid (and, with --require-seal,\n"
+                                    "sealed), 1 if any is not, 2 on a usage or input/output error."),
+                                 entries, &argc, &argv))
     return SERIO_TOOL_EXIT_ERROR;
 
   if (argc < 2)
@@ -30,11 +46,41 @@ serio_tool_check (int    argc,
 
   for (int i = 1; i < argc; i++)
     {
+      g_autoptr(GBytes) bytes = NULL;
+      g_autofree char *display = g_filename_display_name (argv[i]);
       int file_status;
-      g_autoptr(SerioBundle) bundle = serio_tool_load_bundle (argv[i], NULL, &file_status);
+      g_autoptr(SerioBundle) bundle = serio_tool_load_bundle (argv[i], &bytes, &file_status);
 
       if (bundle == NULL)
-        status = MAX (status, file_status);
+        {
+          status = MAX (status, file_status);
+          continue;
+        }
+
+      if (serio_tool_is_sealed (bytes))
+        {
+          if (!quiet)
+            {
+              /* TRANSLATORS: a file name; the file's seal matches it */
+              g_print (_("%s: sealed, verified"), display);
+              g_print ("\n");
+            }
+        }
+      else if (require_seal)
+        {
+          fflush (stdout);
+          /* TRANSLATORS: a file name; --require-seal is an option, not
+           * to be translated */
+          g_printerr (_("%s: not sealed, so it cannot be verified (--require-seal)"), display);
+          g_printerr ("\n");
+          status = MAX (status, SERIO_TOOL_EXIT_FAILURE);
+        }
+      else if (!quiet)
+        {
+          /* TRANSLATORS: a file name; the file is valid but has no seal */
+          g_print (_("%s: plain, without a seal: valid, but it cannot be verified"), display);
+          g_print ("\n");
+        }
     }
 
   return status;

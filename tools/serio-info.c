@@ -65,26 +65,62 @@ compute_stats (const double *values,
     }
 }
 
+/* The name as shown: "dense.w" for a name without a shape suffix, and
+ * "conv1.weight (16, 3, 3, 3)" for "conv1.weight[16x3x3x3]": the base name
+ * and the shape, as NumPy writes it. */
+static char *
+describe_name (SerioBundle *bundle,
+               guint        index)
+{
+  const char *name = serio_bundle_get_name (bundle, index);
+  g_autofree char *base_name = serio_bundle_get_base_name (bundle, index);
+  g_autofree guint64 *shape = NULL;
+  g_autofree char *shape_text = NULL;
+  g_autofree char *escaped = NULL;
+  guint n_dims;
+
+  if (g_str_equal (name, base_name))
+    return serio_tool_escape_name (name);
+
+  shape = serio_bundle_get_shape (bundle, index, &n_dims);
+  shape_text = serio_tool_shape_to_string (shape, n_dims);
+  escaped = serio_tool_escape_name (base_name);
+
+  return g_strdup_printf ("%s %s", escaped, shape_text);
+}
+
 static void
 print_text (const char  *path,
             SerioBundle *bundle,
-            guint32      checksum)
+            guint32      checksum,
+            gboolean     sealed)
 {
   g_autofree char *display = g_filename_display_name (path);
   guint n_arrays = serio_bundle_get_n_arrays (bundle);
 
-  g_print (g_dngettext (GETTEXT_PACKAGE,
-                        /* TRANSLATORS: a file name, its number of arrays
-                         * and its checksum in hexadecimal */
-                        "%s: %u array, checksum %08x",
-                        "%s: %u arrays, checksum %08x",
-                        n_arrays),
-           display, n_arrays, (unsigned int) checksum);
+  if (sealed)
+    g_print (g_dngettext (GETTEXT_PACKAGE,
+                          /* TRANSLATORS: a file name, its number of arrays
+                           * and its checksum in hexadecimal; the file's
+                           * seal matched it */
+                          "%s: %u array, checksum %08x, sealed (verified)",
+                          "%s: %u arrays, checksum %08x, sealed (verified)",
+                          n_arrays),
+             display, n_arrays, (unsigned int) checksum);
+  else
+    g_print (g_dngettext (GETTEXT_PACKAGE,
+                          /* TRANSLATORS: a file name, its number of arrays
+                           * and its checksum in hexadecimal; the file has
+                           * no seal */
+                          "%s: %u array, checksum %08x, plain (no seal)",
+                          "%s: %u arrays, checksum %08x, plain (no seal)",
+                          n_arrays),
+             display, n_arrays, (unsigned int) checksum);
   g_print ("\n");
 
   for (guint i = 0; i < n_arrays; i++)
     {
-      g_autofree char *name = serio_tool_escape_name (serio_bundle_get_name (bundle, i));
+      g_autofree char *name = describe_name (bundle, i);
       gsize n_values;
       const double *values = serio_bundle_get_values (bundle, i, &n_values);
       Stats stats;
@@ -177,24 +213,36 @@ static void
 append_json (GString     *out,
              const char  *path,
              SerioBundle *bundle,
-             guint32      checksum)
+             guint32      checksum,
+             gboolean     sealed)
 {
   g_autofree char *display = g_filename_display_name (path);
   guint n_arrays = serio_bundle_get_n_arrays (bundle);
 
   g_string_append (out, "  {\n    \"file\": ");
   append_json_string (out, display);
-  g_string_append_printf (out, ",\n    \"checksum\": \"%08x\",\n    \"arrays\": [", (unsigned int) checksum);
+  g_string_append_printf (out, ",\n    \"checksum\": \"%08x\",\n    \"sealed\": %s,\n    \"arrays\": [",
+                          (unsigned int) checksum, sealed ? "true" : "false");
 
   for (guint i = 0; i < n_arrays; i++)
     {
       gsize n_values;
       const double *values = serio_bundle_get_values (bundle, i, &n_values);
+      g_autofree char *base_name = serio_bundle_get_base_name (bundle, i);
+      g_autofree guint64 *shape = NULL;
+      guint n_dims;
       Stats stats;
 
       compute_stats (values, n_values, &stats);
       g_string_append_printf (out, "%s\n      {\"index\": %u, \"name\": ", i > 0 ? "," : "", i);
       append_json_string (out, serio_bundle_get_name (bundle, i));
+      g_string_append (out, ", \"base_name\": ");
+      append_json_string (out, base_name);
+      g_string_append (out, ", \"shape\": [");
+      shape = serio_bundle_get_shape (bundle, i, &n_dims);
+      for (guint k = 0; k < n_dims; k++)
+        g_string_append_printf (out, "%s%" G_GUINT64_FORMAT, k > 0 ? ", " : "", shape[k]);
+      g_string_append (out, "]");
       g_string_append_printf (out, ", \"length\": %" G_GSIZE_FORMAT ", \"min\": ", n_values);
       if (stats.has_range)
         append_json_double (out, stats.min);
@@ -221,13 +269,15 @@ serio_tool_info (int    argc,
   gboolean first = TRUE;
 
   if (!serio_tool_parse_options (N_("FILE…"),
-                                 N_("Describe the arrays in serio files: index, name, length, least and\n"
+                                 N_("Describe the arrays in serio files: index, name (and shape, for a\n"
+                                    "name with a shape suffix such as “w[2x3]”), length, least and\n"
                                     "greatest value (NaN aside), how many values are NaN and how many\n"
-                                    "infinite; and the checksum of each file. “-” stands for the standard\n"
-                                    "input."),
+                                    "infinite; and for each file its checksum and whether it is sealed\n"
+                                    "(and so verified as it was read). “-” stands for the standard input."),
                                  N_("With --json, print a JSON array of one object per file read:\n"
-                                    "  {\"file\", \"checksum\", \"arrays\": [{\"index\", \"name\", \"length\",\n"
-                                    "    \"min\", \"max\", \"nan\", \"inf\"}, …]}\n"
+                                    "  {\"file\", \"checksum\", \"sealed\", \"arrays\": [{\"index\", \"name\",\n"
+                                    "    \"base_name\", \"shape\", \"length\", \"min\", \"max\", \"nan\",\n"
+                                    "    \"inf\"}, …]}\n"
                                     "Values are shortest round-trip decimals, -0 is written -0.0, and the\n"
                                     "infinities are the strings \"inf\" and \"-inf\"; min and max are null\n"
                                     "when no value is a number. In file names that are not UTF-8, invalid\n"
@@ -257,11 +307,11 @@ serio_tool_info (int    argc,
       if (json_output)
         {
           g_string_append (json, first ? "\n" : ",\n");
-          append_json (json, argv[i], bundle, checksum);
+          append_json (json, argv[i], bundle, checksum, serio_tool_is_sealed (bytes));
         }
       else
         {
-          print_text (argv[i], bundle, checksum);
+          print_text (argv[i], bundle, checksum, serio_tool_is_sealed (bytes));
         }
       first = FALSE;
     }

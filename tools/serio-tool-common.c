@@ -317,192 +317,53 @@ serio_tool_load_bundle (const char  *path,
   return g_steal_pointer (&bundle);
 }
 
-/* A decimal d₀.d₁d₂…×10^exponent with n_digits significant digits. */
-typedef struct
-{
-  gboolean negative;
-  int      n_digits;
-  char     digits[SERIO_TOOL_DOUBLE_BUFSIZE];
-  int      exponent;
-} Decimal;
-
-static gboolean
-decimal_reads_back (const Decimal *d,
-                    double         value)
-{
-  char text[SERIO_TOOL_DOUBLE_BUFSIZE + 16];
-  double read;
-
-  g_snprintf (text, sizeof text, "%s%c.%.*se%d", d->negative ? "-" : "", d->digits[0],
-              d->n_digits - 1, d->digits + 1, d->exponent);
-  read = g_ascii_strtod (text, NULL);
-
-  return memcmp (&read, &value, sizeof value) == 0;
-}
-
-/* The next decimal with as many digits, up or down in magnitude. */
-static void
-decimal_step (Decimal  *d,
-              gboolean  up)
-{
-  int i = d->n_digits - 1;
-
-  if (up)
-    {
-      while (i >= 0 && d->digits[i] == '9')
-        d->digits[i--] = '0';
-      if (i >= 0)
-        {
-          d->digits[i]++;
-        }
-      else
-        {
-          d->digits[0] = '1';   /* 99…9 + 1 = 10…0, one decade up */
-          d->exponent++;
-        }
-    }
-  else
-    {
-      while (i >= 0 && d->digits[i] == '0')
-        d->digits[i--] = '9';
-      d->digits[i]--;
-      if (d->digits[0] == '0')
-        {
-          memset (d->digits, '9', d->n_digits);   /* below 10…0: 99…9, a decade down */
-          d->exponent--;
-        }
-    }
-}
-
 /*
- * Finds a decimal of @precision significant digits that reads back to
- * @value, if there is one: the correctly rounded one, or else its neighbour
- * on the other side of @value. That neighbour is needed on a tie (printf
- * rounds half to even, which may fall outside the interval that reads back)
- * and at powers of two, where the interval is lopsided.
+ * serio_tool_is_sealed:
+ * @bytes: a text that the library parsed without error
+ *
+ * Whether the text was sealed: its first record, after any blank lines,
+ * opens a seal (serio-v1-files.md §2). The reader verified and stripped
+ * the seal of such a text, so this is all that is left to tell.
  */
-static gboolean
-find_decimal (double   value,
-              int      precision,
-              Decimal *d)
+gboolean
+serio_tool_is_sealed (GBytes *bytes)
 {
-  char format[8], text[SERIO_TOOL_DOUBLE_BUFSIZE + 16];
-  const char *s = text;
-  Decimal other;
+  static const char opening[] = "v1|serio.sealed|1|1";
+  gsize size;
+  const char *p = g_bytes_get_data (bytes, &size);
+  const char *end = p + size;
 
-  g_snprintf (format, sizeof format, "%%.%de", precision - 1);
-  g_ascii_formatd (text, sizeof text, format, value);
-
-  d->negative = *s == '-';
-  if (d->negative)
-    s++;
-  d->n_digits = 0;
-  for (; *s != 'e'; s++)
+  for (;;)
     {
-      if (*s != '.')
-        d->digits[d->n_digits++] = *s;
-    }
-  d->exponent = (int) g_ascii_strtoll (s + 1, NULL, 10);
-
-  if (decimal_reads_back (d, value))
-    return TRUE;
-
-  for (int up = 0; up < 2; up++)
-    {
-      other = *d;
-      decimal_step (&other, up);
-      if (decimal_reads_back (&other, value))
-        {
-          *d = other;
-          return TRUE;
-        }
+      if (p < end && *p == '\n')
+        p++;
+      else if (end - p >= 2 && p[0] == '\r' && p[1] == '\n')
+        p += 2;
+      else
+        break;
     }
 
-  return FALSE;
+  return (gsize) (end - p) > strlen (opening) &&
+         memcmp (p, opening, strlen (opening)) == 0 &&
+         (p[strlen (opening)] == '\n' || p[strlen (opening)] == '\r');
 }
 
 /*
  * serio_tool_format_double:
  *
- * Writes the shortest decimal that reads back to the bits of @value (the
- * nearest one if there are several), in the layout of Python's repr():
- * positional for exponents from -4 to 15, scientific otherwise; and "-0",
- * "inf", "-inf" and "nan". The same whatever the locale, and valid JSON for
- * every finite value.
+ * Writes the shortest decimal that reads back to the bits of @value, as
+ * serio_tool_write_double() does, NUL-terminated. The same whatever the
+ * locale, and valid JSON for every finite value.
  *
- * Returns: @buf, or a static string
+ * Returns: @buf
  */
 const char *
 serio_tool_format_double (double value,
                           char   buf[SERIO_TOOL_DOUBLE_BUFSIZE])
 {
-  Decimal d;
-  int low = 1, high = 17;
-  char *p = buf;
+  gsize len = serio_tool_write_double (value, buf);
 
-  if (isnan (value))
-    return "nan";
-  if (isinf (value))
-    return value > 0 ? "inf" : "-inf";
-  if (value == 0)
-    return signbit (value) ? "-0" : "0";
-
-  /* 17 digits always read back, and if some decimal of n digits does, so
-   * does one of n + 1 (the same with a zero appended): a binary search
-   * finds the fewest. */
-  while (low < high)
-    {
-      int mid = (low + high) / 2;
-
-      if (find_decimal (value, mid, &d))
-        high = mid;
-      else
-        low = mid + 1;
-    }
-  find_decimal (value, low, &d);
-
-  if (d.negative)
-    *p++ = '-';
-
-  if (d.exponent >= -4 && d.exponent < 16)
-    {
-      int int_digits = d.exponent + 1;
-
-      if (d.exponent < 0)
-        {
-          *p++ = '0';
-          *p++ = '.';
-          for (int i = -1; i > d.exponent; i--)
-            *p++ = '0';
-          memcpy (p, d.digits, d.n_digits);
-          p += d.n_digits;
-        }
-      else
-        {
-          for (int i = 0; i < int_digits; i++)
-            *p++ = i < d.n_digits ? d.digits[i] : '0';
-          if (d.n_digits > int_digits)
-            {
-              *p++ = '.';
-              memcpy (p, d.digits + int_digits, d.n_digits - int_digits);
-              p += d.n_digits - int_digits;
-            }
-        }
-      *p = '\0';
-    }
-  else
-    {
-      *p++ = d.digits[0];
-      if (d.n_digits > 1)
-        {
-          *p++ = '.';
-          memcpy (p, d.digits + 1, d.n_digits - 1);
-          p += d.n_digits - 1;
-        }
-      g_snprintf (p, SERIO_TOOL_DOUBLE_BUFSIZE - (p - buf), "e%c%02d",
-                  d.exponent < 0 ? '-' : '+', ABS (d.exponent));
-    }
-
+  buf[len] = '\0';
   return buf;
 }
 

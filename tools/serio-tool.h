@@ -33,6 +33,8 @@ int          serio_tool_diff                (int                  argc,
                                              char               **argv);
 int          serio_tool_info                (int                  argc,
                                              char               **argv);
+int          serio_tool_seal                (int                  argc,
+                                             char               **argv);
 
 gboolean     serio_tool_parse_options       (const char          *parameter_string,
                                              const char          *summary,
@@ -51,19 +53,46 @@ GBytes      *serio_tool_load                (const char          *path,
 SerioBundle *serio_tool_load_bundle         (const char          *path,
                                              GBytes             **bytes,
                                              int                 *status);
+gboolean     serio_tool_is_sealed           (GBytes              *bytes);
 
 const char  *serio_tool_format_double       (double               value,
                                              char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);
+gsize        serio_tool_write_double        (double               value,
+                                             char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);
 char        *serio_tool_escape_name         (const char          *name);
 
-gboolean     serio_tool_npy_read            (GBytes              *bytes,
-                                             double             **values,
-                                             gsize               *n_values,
-                                             char               **shape,
+/* An array read from or written to NumPy's formats. */
+typedef struct
+{
+  char        *name;        /* a .npz member's name less ".npy", or NULL */
+  double      *values;      /* n_values, in C order */
+  gsize        n_values;
+  guint64     *shape;       /* n_dims dimensions; () for a 0-d scalar */
+  guint        n_dims;
+  const char  *type_name;   /* the NumPy type read, such as "float32" */
+} SerioToolArray;
+
+typedef enum
+{
+  SERIO_TOOL_NPY,
+  SERIO_TOOL_NPZ,
+  SERIO_TOOL_NPZ_COMPRESSED,
+} SerioToolNumpyFormat;
+
+void         serio_tool_array_clear         (SerioToolArray      *array);
+void         serio_tool_array_free          (SerioToolArray      *array);
+char        *serio_tool_shape_to_string     (const guint64       *shape,
+                                             guint                n_dims);
+gboolean     serio_tool_npy_read            (const guchar        *data,
+                                             gsize                size,
+                                             SerioToolArray      *array,
+                                             GError             **error);
+GPtrArray   *serio_tool_npz_read            (GBytes              *bytes,
                                              GError             **error);
 gboolean     serio_tool_npy_write           (GFile               *file,
-                                             const double        *values,
-                                             gsize                n_values,
+                                             const SerioToolArray *arrays,
+                                             guint                n_arrays,
+                                             SerioToolNumpyFormat format,
                                              GError             **error);
 
 G_END_DECLS

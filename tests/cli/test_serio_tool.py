@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 import unittest
+import zipfile
 
 SERIO = None
 VERSION = None
@@ -82,6 +83,15 @@ def sealed(text):
     return body + b'v1|serio.seal|3|%d,%d,%d\n' % (n, h >> 32, h & 0xFFFFFFFF)
 
 
+def seal_closing(body):
+    """Appends the closing seal record to @body, which must open with
+    v1|serio.sealed|1|1 (after blank lines, if any)."""
+    import xxhash
+    n = sum(1 for line in body.split(b'\n') if line.strip(b'\r'))
+    h = xxhash.xxh3_64_intdigest(body)
+    return body + b'v1|serio.seal|3|%d,%d,%d\n' % (n, h >> 32, h & 0xFFFFFFFF)
+
+
 def fnv1a_folded(data):
     h = 0xcbf29ce484222325
     for byte in data:
@@ -109,6 +119,105 @@ def ordered(x):
 
 def ulps(a, b):
     return abs(ordered(a) - ordered(b))
+
+
+def f32_bits(x):
+    return struct.unpack('<I', struct.pack('<f', x))[0]
+
+
+def fits(x, fmt):
+    """Whether x is exactly a float32 ('f') or a float16 ('e')."""
+    try:
+        return bits(struct.unpack('<' + fmt, struct.pack('<' + fmt, x))[0]) == bits(x)
+    except OverflowError:
+        return False
+
+
+def likely_precision(values):
+    """The narrowest type that holds every value (NaN aside) exactly."""
+    numbers = [v for v in values if not math.isnan(v)]
+    if all(math.isfinite(v) and v == int(v) and abs(v) <= 2 ** 53 for v in numbers):
+        return 'integer'
+    if all(fits(v, 'f') and f32_bits(v) & 0xFFFF == 0 for v in numbers):
+        return 'bfloat16'
+    if all(fits(v, 'e') for v in numbers):
+        return 'float16'
+    if all(fits(v, 'f') for v in numbers):
+        return 'float32'
+    return 'float64'
+
+
+def ordered_width(b, width):
+    sign, mask = 1 << (width - 1), (1 << width) - 1
+    return (~b & mask) if b & sign else b | sign
+
+
+def distance(a, b, precision):
+    """ULPs of the precision between a and b; units for integers."""
+    if precision == 'integer':
+        return abs(int(a) - int(b))
+    if precision == 'bfloat16':
+        pattern, width = (lambda x: f32_bits(x) >> 16), 16
+    elif precision == 'float16':
+        pattern, width = (lambda x: struct.unpack('<H', struct.pack('<e', x))[0]), 16
+    elif precision == 'float32':
+        pattern, width = f32_bits, 32
+    else:
+        pattern, width = bits, 64
+    return abs(ordered_width(pattern(a), width) - ordered_width(pattern(b), width))
+
+
+def distance_text(n, precision):
+    unit = 'unit' if precision == 'integer' else 'ULP'
+    return '%d %s%s' % (n, unit, '' if n == 1 else 's')
+
+
+def relative(a, b):
+    d = abs(a - b)
+    if d == 0:
+        return 0.0
+    if b == 0 or (math.isinf(d) and math.isinf(b)):
+        return math.inf
+    return d / abs(b)
+
+
+def is_close(a, b, atol, rtol):
+    """numpy.allclose for one pair, NaN equal to NaN."""
+    if math.isnan(a) or math.isnan(b):
+        return math.isnan(a) and math.isnan(b)
+    if a == b:
+        return True
+    if math.isinf(a) or math.isinf(b):
+        return False
+    return abs(a - b) <= atol + rtol * abs(b)
+
+
+def diff_lines(name, a, b, max_values=5, tolerance=None):
+    """What serio diff prints about the values of one array."""
+    n = min(len(a), len(b))
+    precision = likely_precision(a + b)
+    differ = [i for i in range(n) if bits(a[i]) != bits(b[i])]
+    if not differ:
+        return []
+    lines = ['“%s”: %d of %d values differ%s' % (name, len(differ), n, 's' if len(differ) == 1 else '')]
+    numbers = [i for i in differ if not math.isnan(a[i]) and not math.isnan(b[i])]
+    if numbers:
+        lines.append('  max absolute difference %s, relative %s, distance %s (%s)' % (
+            shortest(max(abs(a[i] - b[i]) for i in numbers)),
+            shortest(max(relative(a[i], b[i]) for i in numbers)),
+            distance_text(max(distance(a[i], b[i], precision) for i in numbers), precision),
+            precision))
+    shown = differ
+    if tolerance is not None:
+        shown = [i for i in differ if not is_close(a[i], b[i], *tolerance)]
+        lines.append('  %d outside the tolerance' % len(shown) if shown else '  all within the tolerance')
+    for i in shown[:max_values]:
+        text = 'NaN' if math.isnan(a[i]) or math.isnan(b[i]) else \
+            distance_text(distance(a[i], b[i], precision), precision)
+        lines.append('  [%d] %s → %s (%s)' % (i, shortest(a[i]), shortest(b[i]), text))
+    if len(shown) > max_values > 0:
+        lines.append('  … and %d more' % (len(shown) - max_values))
+    return lines
 
 
 def npy_bytes(descr, shape, data, fortran_order=False, version=(1, 0), header=None):
@@ -217,7 +326,7 @@ class ToolTestCase(unittest.TestCase):
 # --- serio (no command) -----------------------------------------------------
 
 class MainTests(ToolTestCase):
-    COMMANDS = ['cat', 'check', 'checksum', 'convert', 'diff', 'info']
+    COMMANDS = ['cat', 'check', 'checksum', 'convert', 'diff', 'info', 'seal']
 
     def test_no_arguments(self):
         proc = self.run_tool(status=2)
@@ -248,6 +357,21 @@ class MainTests(ToolTestCase):
         proc = self.run_tool('help', 'frobnicate', status=2)
         self.assertIn('“frobnicate”', proc.stderr.decode())
         self.run_tool('help', 'check', 'info', status=2)
+
+    def test_short_options_mean_one_thing(self):
+        # A short option means the same long option in every command that
+        # has it (issue 10: -n was --name in cat and convert, --max-values
+        # in diff).
+        meaning = {}
+        for command in self.COMMANDS:
+            proc = self.run_tool(command, '--help', status=0)
+            for short, long in re.findall(r'^  -(\w), --([\w-]+)', proc.stdout.decode(), re.M):
+                if short in ('h', '?'):
+                    continue
+                meaning.setdefault(short, set()).add(long)
+        self.assertTrue(meaning)
+        for short, longs in meaning.items():
+            self.assertEqual(len(longs), 1, '-%s means %s' % (short, ', '.join(sorted(longs))))
 
     def test_unknown_option(self):
         for command in self.COMMANDS:
@@ -290,6 +414,11 @@ class CheckTests(ToolTestCase):
         for name, data in files.items():
             self.write(name, data)
         proc = self.run_tool('check', *files, status=0)
+        self.assertEqual(proc.stderr, b'')
+        self.assertEqual(proc.stdout.decode().splitlines(),
+                         ['%s: plain, without a seal: valid, but it cannot be verified' % name
+                          for name in files])
+        proc = self.run_tool('check', '--quiet', *files, status=0)
         self.assertEqual(proc.stdout + proc.stderr, b'')
 
     def test_error_lines(self):
@@ -310,6 +439,58 @@ class CheckTests(ToolTestCase):
         for i, (data, line) in enumerate(cases):
             with self.subTest(data=data):
                 self.assert_error_at('case%d.serio' % i, data, line)
+
+    def test_seal_status(self):
+        text = serio_text([('w', special_values()), ('b', [1.0, 2.0])])
+        self.write('sealed.serio', sealed(text))
+        self.write('plain.serio', text)
+        # blank lines and CR LF before and in a sealed text: still sealed
+        self.write('blank.serio', seal_closing(b'\r\n\nv1|serio.sealed|1|1\r\n\nv1|a|1|1\n'))
+        proc = self.run_tool('check', 'sealed.serio', 'plain.serio', 'blank.serio', status=0)
+        self.assertEqual(proc.stdout.decode().splitlines(), [
+            'sealed.serio: sealed, verified',
+            'plain.serio: plain, without a seal: valid, but it cannot be verified',
+            'blank.serio: sealed, verified'])
+        self.assertEqual(proc.stderr, b'')
+        # --require-seal: a plain file is an error, a sealed one is not
+        proc = self.run_tool('check', '--require-seal', 'sealed.serio', 'plain.serio', status=1)
+        self.assertEqual(proc.stdout.decode(), 'sealed.serio: sealed, verified\n')
+        self.assertEqual(self.stderr_lines(proc),
+                         ['plain.serio: not sealed, so it cannot be verified (--require-seal)'])
+        self.run_tool('check', '-s', 'sealed.serio', 'blank.serio', status=0)
+        self.run_tool('check', '-s', '-', stdin=text, status=1)
+        self.run_tool('check', '-s', '-', stdin=sealed(text), status=0)
+
+    def test_damaged_sealed_files(self):
+        text = sealed(serio_text([('w', [0.1, 2.0, 3.0]), ('b', [4.0])]))
+        lines = text.split(b'\n')[:-1]
+        damaged = {
+            # a digit changed into another valid token
+            'digit': text.replace(b'|3|3602879701896397p-55', b'|3|3602879701896398p-55'),
+            # cut at a record boundary: the closing record is gone
+            'cut': b'\n'.join(lines[:-1]) + b'\n',
+            'lost line': b'\n'.join(lines[:2] + lines[3:]) + b'\n',
+            'doubled line': b'\n'.join(lines[:2] + lines[1:]) + b'\n',
+            'swapped lines': b'\n'.join([lines[0], lines[2], lines[1]] + lines[3:]) + b'\n',
+            'text after the seal': text + b'v1|x|0|\n',
+        }
+        self.assertNotEqual(damaged['digit'], text)
+        for what, data in damaged.items():
+            with self.subTest(what=what):
+                name = what.replace(' ', '-') + '.serio'
+                self.write(name, data)
+                proc = self.run_tool('check', name, status=1)
+                self.assertEqual(proc.stdout, b'')
+                lines_err = self.stderr_lines(proc)
+                self.assertEqual(len(lines_err), 1, lines_err)
+                self.assertTrue(lines_err[0].startswith(name + ':'), lines_err)
+                # every command that reads a file refuses it
+                self.run_tool('cat', name, status=1)
+                self.run_tool('info', name, status=1)
+                self.run_tool('diff', name, name, status=2)
+                self.run_tool('convert', name, 'x.npz', status=1)
+                self.run_tool('seal', name, status=1)
+                self.assertEqual(self.read(name), data)
 
     def test_exit_status_of_several_files(self):
         self.write('good.serio', b'v1|a|1|1\n')
@@ -444,7 +625,8 @@ class InfoTests(ToolTestCase):
         self.write('bad.serio', b'v1|a|1|1.5\n')
         doc, _ = self.json_of('a.serio', 'empty.serio', status=0)
         self.assertEqual([f['file'] for f in doc], ['a.serio', 'empty.serio'])
-        self.assertEqual(doc[1], {'file': 'empty.serio', 'checksum': '4fd0bfc1', 'arrays': []})
+        self.assertEqual(doc[1], {'file': 'empty.serio', 'checksum': '4fd0bfc1', 'sealed': False,
+                                  'arrays': []})
         doc, proc = self.json_of('a.serio', 'bad.serio', 'empty.serio', status=1)
         self.assertEqual([f['file'] for f in doc], ['a.serio', 'empty.serio'])
         self.assertTrue(proc.stderr.decode().startswith('bad.serio:1: '))
@@ -476,11 +658,45 @@ class InfoTests(ToolTestCase):
         self.write('a.serio', data)
         proc = self.run_tool('info', 'a.serio', status=0)
         self.assertEqual(proc.stdout.decode().splitlines(), [
-            'a.serio: 3 arrays, checksum %08x' % fnv1a_folded(data),
+            'a.serio: 3 arrays, checksum %08x, plain (no seal)' % fnv1a_folded(data),
             '  [0] dense.w: 4 values; min -0, max inf; NaN: 0, infinite: 1',
             '  [1] only nan: 2 values; NaN: 2',
             '  [2] empty: 0 values; NaN: 0',
         ])
+
+    def test_shapes(self):
+        arrays = [('conv.weight[2x1x3]', [float(i) for i in range(6)]), ('steps[]', [5.0]),
+                  ('bias', [1.0, 2.0]), ('odd[5]', [1.0, 2.0]), ('v[0x3]', []), ('b[2]', [0.5, 1.0])]
+        self.write('a.serio', serio_text(arrays))
+        proc = self.run_tool('info', 'a.serio', status=0)
+        self.assertEqual(proc.stdout.decode().splitlines()[1:], [
+            '  [0] conv.weight (2, 1, 3): 6 values; min 0, max 5; NaN: 0, infinite: 0',
+            '  [1] steps (): 1 value; min 5, max 5; NaN: 0, infinite: 0',
+            '  [2] bias: 2 values; min 1, max 2; NaN: 0, infinite: 0',
+            '  [3] odd[5]: 2 values; min 1, max 2; NaN: 0, infinite: 0',
+            '  [4] v (0, 3): 0 values; NaN: 0',
+            '  [5] b (2,): 2 values; min 0.5, max 1; NaN: 0, infinite: 0'])
+        doc, _ = self.json_of('a.serio')
+        self.assertEqual([(a['name'], a['base_name'], a['shape']) for a in doc[0]['arrays']], [
+            ('conv.weight[2x1x3]', 'conv.weight', [2, 1, 3]), ('steps[]', 'steps', []),
+            ('bias', 'bias', [2]), ('odd[5]', 'odd[5]', [2]), ('v[0x3]', 'v', [0, 3]),
+            ('b[2]', 'b', [2])])
+
+    def test_seal_status(self):
+        text = serio_text(self.ARRAYS[:1])
+        self.write('sealed.serio', sealed(text))
+        self.write('plain.serio', text)
+        proc = self.run_tool('info', 'sealed.serio', 'plain.serio', status=0)
+        lines = proc.stdout.decode().splitlines()
+        self.assertEqual(lines[0], 'sealed.serio: 1 array, checksum %08x, sealed (verified)' %
+                         fnv1a_folded(sealed(text)))
+        self.assertEqual(lines[2], 'plain.serio: 1 array, checksum %08x, plain (no seal)' %
+                         fnv1a_folded(text))
+        # the seal's records are not arrays
+        self.assertEqual(lines[1], lines[3])
+        doc, _ = self.json_of('sealed.serio', 'plain.serio')
+        self.assertEqual([f['sealed'] for f in doc], [True, False])
+        self.assertEqual(doc[0]['arrays'], doc[1]['arrays'])
 
     def test_text_escapes_control_characters(self):
         self.write('a.serio', serio_text([('a\x1b[31mb\\', [1.0])]))
@@ -490,7 +706,7 @@ class InfoTests(ToolTestCase):
 
     def test_stdin_and_errors(self):
         doc, _ = self.json_of('-')
-        self.assertEqual(doc, [{'file': '-', 'checksum': '4fd0bfc1', 'arrays': []}])
+        self.assertEqual(doc, [{'file': '-', 'checksum': '4fd0bfc1', 'sealed': False, 'arrays': []}])
         self.run_tool('info', status=2)
         self.run_tool('info', 'missing.serio', status=2)
         self.write('bad.serio', b'v1|a|1|1\nv1|b|1|2')
@@ -579,11 +795,6 @@ class DiffTests(ToolTestCase):
         self.assertEqual(proc.stderr, b'')
         return proc.stdout.decode().splitlines()
 
-    def value_line(self, index, a, b):
-        distance = 'NaN' if math.isnan(a) or math.isnan(b) else \
-            '%d ULP%s' % (ulps(a, b), '' if ulps(a, b) == 1 else 's')
-        return '  [%d] %s → %s (%s)' % (index, shortest(a), shortest(b), distance)
-
     def test_identical(self):
         arrays = [('w', special_values()), ('w', [1.0]), ('', [])]
         self.assertEqual(self.diff(arrays, arrays, status=0), [])
@@ -596,27 +807,130 @@ class DiffTests(ToolTestCase):
         b = [from_bits(bits(0.1) + 2), 0.0, -1.0, 1.7976931348623157e308, CANONICAL_NAN, 1.0,
              -5e-324, 3.0]
         lines = self.diff([('w', a)], [('w', b)], status=1)
-        self.assertEqual(lines, ['“w”: 7 of 8 values differ'] +
-                         [self.value_line(i, a[i], b[i]) for i in range(5)] +
-                         ['  … and 2 more'])
+        self.assertEqual(lines, diff_lines('w', a, b))
+        self.assertEqual(lines[:2], [
+            '“w”: 7 of 8 values differ',
+            '  max absolute difference inf, relative inf, distance %d ULPs (float64)' % (
+                2 * (bits(1.0) + 1) - 1)])
+        self.assertEqual(len(lines), 8)
         # ULPs computed independently for the cases that matter
         self.assertEqual(ulps(-0.0, 0.0), 1)
         self.assertEqual(ulps(math.inf, 1.7976931348623157e308), 1)
         self.assertEqual(ulps(5e-324, -5e-324), 3)
         self.assertIn('  [2] 1 → -1 (%d ULPs)' % (2 * (bits(1.0) + 1) - 1), lines)
 
+    def test_distances_in_the_likely_precision(self):
+        f32_next = struct.unpack('<f', struct.pack('<I', f32_bits(0.1) + 3))[0]
+        f32_0_1 = struct.unpack('<f', struct.pack('<f', 0.1))[0]
+        f32_1_ulp = struct.unpack('<f', struct.pack('<I', f32_bits(0.1) + 1))[0]
+        cases = [
+            # float32 weights: ULPs of float32, not 2^29 times as many
+            ('float32', [f32_0_1, 2.5, -2.0 ** 100], [f32_next, 2.5, -2.0 ** 100], '3 ULPs'),
+            # a counter: units
+            ('integer', [5.0, 2.0 ** 53], [6.0, 2.0 ** 53 - 3], '3 units'),
+            # bfloat16 (8 significant bits) and float16 (11, small range)
+            ('bfloat16', [1.0, 2.0 ** -100], [1.0078125, 2.0 ** -100 * 1.5], '64 ULPs'),
+            ('float16', [1.0, 2.0 ** -24], [1.0009765625, 2.0 ** -23], '1 ULP'),
+            # below 2^-10, float16 still has 11 significant bits at most
+            ('float32', [1.0, 2.0 ** -11 + 2.0 ** -24], [1.0009765625, 2.0 ** -11], '8192 ULPs'),
+            ('float64', [0.1, 1.0], [0.1, 1.0000000000000002], '1 ULP'),
+            # a NaN does not widen or narrow anything
+            ('float32', [CANONICAL_NAN, f32_0_1], [1.5, f32_1_ulp], '1 ULP'),
+        ]
+        for precision, a, b, max_distance in cases:
+            with self.subTest(precision=precision, a=a):
+                self.assertEqual(likely_precision(a + b), precision)
+                lines = self.diff([('w', a)], [('w', b)], status=1)
+                self.assertEqual(lines, diff_lines('w', a, b))
+                self.assertTrue(lines[1].endswith(', distance %s (%s)' % (max_distance, precision))
+                                if precision != 'bfloat16' else
+                                lines[1].endswith(' (bfloat16)'), lines)
+        # the issue's two examples
+        lines = self.diff([('steps', [5.0])], [('steps', [6.0])], status=1)
+        self.assertIn('  [0] 5 → 6 (1 unit)', lines)
+        lines = self.diff([('w', [f32_0_1])], [('w', [f32_1_ulp])], status=1)
+        self.assertTrue(lines[-1].endswith('(1 ULP)'), lines)
+
+    def test_random_float32_arrays(self):
+        rng = random.Random(3)
+        a = [struct.unpack('<f', struct.pack('<I', rng.getrandbits(31)))[0] for _ in range(300)]
+        a = [v if math.isfinite(v) else 1.0 for v in a]
+        b = [struct.unpack('<f', struct.pack('<I', f32_bits(v) + rng.choice([0, 0, 1, 2, 1000])))[0]
+             if rng.random() < 0.5 else v for v in a]
+        b = [v if math.isfinite(v) else 2.0 for v in b]
+        lines = self.diff([('w', a)], [('w', b)], '-m', '400', status=1)
+        self.assertEqual(lines, diff_lines('w', a, b, max_values=400))
+
+    def test_tolerance(self):
+        a = [1.0, 100.0, 0.0, math.inf, -math.inf, CANONICAL_NAN, 1e-9, -0.0, 1e6]
+        b = [1.0 + 1e-6, 100.001, 1e-9, math.inf, math.inf, CANONICAL_NAN, 0.0, 0.0, 1e6 + 20]
+        for options, tolerance in (([], None),
+                                   (['--atol', '1e-8'], (1e-8, 1e-5)),
+                                   (['--rtol=1e-3'], (1e-8, 1e-3)),
+                                   (['--atol=0', '--rtol=0'], (0.0, 0.0)),
+                                   (['--atol', '0.5', '--rtol', '0.5'], (0.5, 0.5))):
+            with self.subTest(options=options):
+                outside = tolerance is None or any(
+                    not is_close(x, y, *tolerance) for x, y in zip(a, b))
+                lines = self.diff([('w', a)], [('w', b)], *options, '-m', '20',
+                                  status=1 if outside else 0)
+                self.assertEqual(lines, diff_lines('w', a, b, 20, tolerance))
+        # within tolerance: status 0, and numpy.allclose agrees
+        a = [1.0, 2.0, 1e-10, math.inf]
+        b = [1.0 + 5e-6, 2.0, 0.0, math.inf]
+        lines = self.diff([('w', a)], [('w', b)], '--rtol', '1e-5', status=0)
+        self.assertEqual(lines, diff_lines('w', a, b, tolerance=(1e-8, 1e-5)))
+        self.assertIn('  all within the tolerance', lines)
+        self.diff([('w', a)], [('w', b)], '--rtol', '1e-6', status=1)
+        # numpy.allclose(a, b) is not symmetric: the tolerance is relative to B
+        self.diff([('w', [100.0])], [('w', [110.0])], '--atol=0', '--rtol=0.095', status=0)
+        self.diff([('w', [110.0])], [('w', [100.0])], '--atol=0', '--rtol=0.095', status=1)
+        try:
+            import numpy
+        except ImportError:
+            return
+        rng = numpy.random.default_rng(7)
+        x = rng.standard_normal(200)
+        y = x + rng.standard_normal(200) * 1e-7
+        for atol, rtol in ((1e-8, 1e-5), (0.0, 1e-6), (1e-7, 0.0), (0.0, 0.0)):
+            with self.subTest(atol=atol, rtol=rtol):
+                self.diff([('w', list(x))], [('w', list(y))], '--atol', repr(atol),
+                          '--rtol', repr(rtol),
+                          status=0 if numpy.allclose(x, y, rtol=rtol, atol=atol) else 1)
+
+    def test_tolerance_does_not_hide_structure(self):
+        # arrays only in one file, other lengths and another order still
+        # count as differences
+        self.diff([('w', [1.0]), ('x', [])], [('w', [1.0])], '--atol', '1', status=1)
+        self.diff([('w', [1.0, 2.0])], [('w', [1.0])], '--atol', '1', status=1)
+        self.diff([('w', [1.0]), ('x', [])], [('x', []), ('w', [1.0])], '--atol', '1', status=1)
+        self.diff([('w', [1.0])], [('w', [1.0])], '--atol', '1', status=0)
+
+    def test_bad_tolerances(self):
+        self.write('a.serio', serio_text([('w', [1.0])]))
+        for value in ('-1', 'nan', 'inf', 'abc', '', '1e-5x', '0,5'):
+            with self.subTest(value=value):
+                proc = self.run_tool('diff', '--atol', value, 'a.serio', 'a.serio', status=2)
+                self.assertIn('--atol', proc.stderr.decode())
+                self.run_tool('diff', '--rtol=' + value, 'a.serio', 'a.serio', status=2)
+
     def test_max_values(self):
         a = [float(i) for i in range(10)]
         b = [float(i) + 0.5 for i in range(10)]
         lines = self.diff([('w', a)], [('w', b)], '--max-values', '3', status=1)
-        self.assertEqual(lines, ['“w”: 10 of 10 values differ'] +
-                         [self.value_line(i, a[i], b[i]) for i in range(3)] +
-                         ['  … and 7 more'])
-        lines = self.diff([('w', a)], [('w', b)], '-n', '0', status=1)
-        self.assertEqual(lines, ['“w”: 10 of 10 values differ', '  … and 10 more'])
+        self.assertEqual(lines, diff_lines('w', a, b, 3))
+        self.assertEqual(lines[-1], '  … and 7 more')
+        # 0 shows only the counts, as the documentation says
+        summary = diff_lines('w', a, b, 0)
+        self.assertEqual(len(summary), 2)
+        lines = self.diff([('w', a)], [('w', b)], '-m', '0', status=1)
+        self.assertEqual(lines, summary)
+        lines = self.diff([('w', a)], [('w', b)], '--max-values=0', status=1)
+        self.assertEqual(lines, summary)
         lines = self.diff([('w', a[:1])], [('w', b[:1])], status=1)
-        self.assertEqual(lines, ['“w”: 1 of 1 values differs', self.value_line(0, a[0], b[0])])
-        self.run_tool('diff', '-n', '-1', 'a.serio', 'b.serio', status=2)
+        self.assertEqual(lines, diff_lines('w', a[:1], b[:1]))
+        self.assertEqual(lines[0], '“w”: 1 of 1 values differs')
+        self.run_tool('diff', '-m', '-1', 'a.serio', 'b.serio', status=2)
 
     def test_arrays_only_in_one_file_and_duplicates(self):
         # The k-th "w" of A goes with the k-th "w" of B.
@@ -624,12 +938,12 @@ class DiffTests(ToolTestCase):
                           [('w', [1.0]), ('x', []), ('y', [3.0])], status=1)
         self.assertEqual(lines, ['Only in a.serio: array 1 “w”', 'Only in b.serio: array 2 “y”'])
         lines = self.diff([('w', [1.0]), ('w', [2.0])], [('w', [1.0]), ('w', [2.5])], status=1)
-        self.assertEqual(lines, ['“w”: 1 of 1 values differs', self.value_line(0, 2.0, 2.5)])
+        self.assertEqual(lines, diff_lines('w', [2.0], [2.5]))
 
     def test_lengths(self):
         lines = self.diff([('w', [1.0, 2.0, 3.0])], [('w', [1.0, 2.5])], status=1)
-        self.assertEqual(lines, ['“w”: length 3 in a.serio, 2 in b.serio',
-                                 '“w”: 1 of 2 values differs', self.value_line(1, 2.0, 2.5)])
+        self.assertEqual(lines, ['“w”: length 3 in a.serio, 2 in b.serio'] +
+                         diff_lines('w', [1.0, 2.0, 3.0], [1.0, 2.5]))
         lines = self.diff([('w', [])], [('w', [1.0])], status=1)
         self.assertEqual(lines, ['“w”: length 0 in a.serio, 1 in b.serio'])
 
@@ -639,6 +953,39 @@ class DiffTests(ToolTestCase):
         # a removed array shifts the others without changing their order
         lines = self.diff([('x', [1.0]), ('y', [2.0])], [('y', [2.0])], status=1)
         self.assertEqual(lines, ['Only in a.serio: array 0 “x”'])
+
+    def test_shapes(self):
+        # arrays are matched by base name; shapes, and the names of the
+        # same shape written two ways, are differences
+        lines = self.diff([('w[2x3]', [1.0] * 6), ('v', [1.0, 2.0]), ('u[2]', [1.0, 2.0]),
+                           ('s[]', [3.0])],
+                          [('w[3x2]', [1.0] * 6), ('v[2]', [1.0, 2.0]), ('u', [1.0, 2.0, 3.0]),
+                           ('s[]', [3.0])], status=1)
+        self.assertEqual(lines, ['“w”: shape (2, 3) in a.serio, (3, 2) in b.serio',
+                                 '“v”: named “v” in a.serio, “v[2]” in b.serio',
+                                 '“u”: length 2 in a.serio, 3 in b.serio'])
+        # each alone is a difference, with a tolerance too
+        self.diff([('v', [1.0, 2.0])], [('v[2]', [1.0, 2.0])], status=1)
+        self.diff([('v', [1.0, 2.0])], [('v[2]', [1.0, 2.0])], '--atol', '1', status=1)
+        self.diff([('w[2x3]', [1.0] * 6)], [('w[3x2]', [1.0] * 6)], status=1)
+        self.diff([('w[2x3]', [1.0] * 6)], [('w[3x2]', [1.0] * 6)], '--atol', '1', status=1)
+        self.diff([('w[2x3]', [1.0] * 6)], [('w[2x3]', [1.5] * 6)], '--atol', '1', status=0)
+        # values are compared in C order
+        lines = self.diff([('w[2x2]', [1.0, 2.0, 3.0, 4.0])], [('w[2x2]', [1.0, 2.0, 3.0, 5.0])],
+                          status=1)
+        self.assertEqual(lines, diff_lines('w', [1.0, 2.0, 3.0, 4.0], [1.0, 2.0, 3.0, 5.0]))
+
+    def test_sealed_files(self):
+        # a sealed file and the plain file of the same bundle are the same
+        text = serio_text([('w', [1.0, 0.5])])
+        self.write('plain.serio', text)
+        self.write('sealed.serio', sealed(text))
+        self.write('other.serio', sealed(serio_text([('w', [1.0, 0.25])])))
+        proc = self.run_tool('diff', 'plain.serio', 'sealed.serio', status=0)
+        self.assertEqual(proc.stdout, b'')
+        proc = self.run_tool('diff', 'sealed.serio', 'other.serio', status=1)
+        self.assertEqual(proc.stdout.decode().splitlines(),
+                         diff_lines('w', [1.0, 0.5], [1.0, 0.25]))
 
     def test_stdin(self):
         self.write('a.serio', serio_text([('w', [1.0])]))
@@ -685,6 +1032,40 @@ class CatTests(ToolTestCase):
             if not math.isnan(value):
                 self.assertEqual(bits(float(line)), bits(value))
 
+    def test_random_values_match_python_repr(self):
+        # Random bit patterns of every exponent, values near powers of two
+        # and ten (lopsided intervals, ties), subnormals, float32-origin
+        # values and integers: the shortest round trip, as repr() has it.
+        rng = random.Random(17)
+        values = [from_bits(rng.getrandbits(64)) for _ in range(60000)]
+        values += [from_bits(rng.getrandbits(52) | (e << 52)) for e in range(0, 2047, 3)
+                   for _ in range(20)]
+        for e in range(-1074, 1024):
+            p = math.ldexp(1.0, e)
+            values += [p, from_bits(bits(p) + 1), from_bits(max(bits(p) - 1, 0))]
+        for e in range(-325, 309):
+            t = float('1e%d' % e)
+            values += [t, from_bits(bits(t) + 1), from_bits(max(bits(t) - 1, 0))]
+        values += [struct.unpack('<f', struct.pack('<I', rng.getrandbits(31)))[0]
+                   for _ in range(20000)]
+        values += [float(rng.randrange(-2 ** 53, 2 ** 53)) for _ in range(5000)]
+        values += [from_bits(b) for b in range(1, 2000)]
+        values = [v for v in values if not math.isnan(v)]
+        self.write('r.serio', serio_text([('r', values)]))
+        proc = self.run_tool('cat', '-n', 'r', 'r.serio', status=0)
+        lines = proc.stdout.decode('ascii').split('\n')[:-1]
+        self.assertEqual(len(lines), len(values))
+        wrong = [(line, shortest(v)) for line, v in zip(lines, values) if line != shortest(v)]
+        self.assertEqual(wrong[:5], [])
+
+    def test_tables_are_generated(self):
+        # tools/serio-ryu-tables.h is what tools/gen-ryu-tables.py writes
+        tools = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'tools')
+        generated = subprocess.run([sys.executable, os.path.join(tools, 'gen-ryu-tables.py')],
+                                   stdout=subprocess.PIPE, check=True).stdout
+        with open(os.path.join(tools, 'serio-ryu-tables.h'), 'rb') as f:
+            self.assertEqual(f.read(), generated)
+
     def test_headers(self):
         self.write('a.serio', serio_text([('w', [1.0, 0.5]), ('one', [-0.0]), ('e', []),
                                           ('c\x01', [math.inf])]))
@@ -697,6 +1078,27 @@ class CatTests(ToolTestCase):
         self.assertEqual(self.run_tool('cat', '-n', 'w', 'a.serio', status=0).stdout, b'1\n')
         proc = self.run_tool('cat', '--name', 'nope', 'a.serio', status=1)
         self.assertIn('“nope”', proc.stderr.decode())
+
+    def test_several_names(self):
+        # Every array asked for is printed, in the order given, each with
+        # its header: a second --name is not silently dropped.
+        self.write('a.serio', serio_text([('a', [1.0]), ('b', [2.0, 3.0]), ('a', [4.0])]))
+        proc = self.run_tool('cat', '--name', 'b', '-n', 'a', 'a.serio', status=0)
+        self.assertEqual(proc.stdout, b'# b (2 values)\n2\n3\n# a (1 value)\n1\n')
+        proc = self.run_tool('cat', '-n', 'a', '-n', 'a', 'a.serio', status=0)
+        self.assertEqual(proc.stdout, b'# a (1 value)\n1\n# a (1 value)\n1\n')
+        # a missing name prints nothing but the error
+        proc = self.run_tool('cat', '-n', 'a', '-n', 'nope', 'a.serio', status=1)
+        self.assertEqual(proc.stdout, b'')
+        self.assertEqual(self.stderr_lines(proc), ['serio cat: a.serio: no array is called “nope”'])
+
+    def test_sealed_file(self):
+        text = serio_text([('w', [1.0, 0.5]), ('b', [-0.0])])
+        self.write('plain.serio', text)
+        self.write('sealed.serio', sealed(text))
+        plain = self.run_tool('cat', 'plain.serio', status=0).stdout
+        self.assertEqual(self.run_tool('cat', 'sealed.serio', status=0).stdout, plain)
+        self.assertEqual(self.run_tool('cat', '-', stdin=sealed(text), status=0).stdout, plain)
 
     def test_same_under_every_locale(self):
         values = special_values() + f64_patterns()[::50]
@@ -749,12 +1151,29 @@ class ConvertTests(ToolTestCase):
                                  status=1)
         self.assertIn('4.0', proc.stderr.decode())
 
-    def test_c_order_is_flattened_with_a_note(self):
+    def test_shape_is_kept_in_the_name(self):
+        # serio-v1-files.md §3: the shape travels in the name, C order
         values = [float(i) for i in range(24)]
         proc = self.npy_to_serio(npy_bytes('<f8', (2, 3, 4), f8_data(values)))
-        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', values)])))
-        self.assertIn('(2, 3, 4)', proc.stderr.decode())
-        self.assertIn('24 values', proc.stderr.decode())
+        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in[2x3x4]', values)])))
+        self.assertEqual(proc.stderr, b'')
+        # back to .npy in its shape, looked up by its base name or its name
+        for args in ([], ['--name', 'in'], ['--name', 'in[2x3x4]']):
+            with self.subTest(args=args):
+                self.run_tool('convert', *args, 'out.serio', 'back.npy', status=0)
+                self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (2, 3, 4), f8_data(values)))
+        # a name that ends like a suffix keeps it, the shape's own follows
+        self.write('odd.npy', npy_bytes('<f8', (2,), f8_data([1.0, 2.0])))
+        self.run_tool('convert', '--name', 'w[2]', 'odd.npy', 'odd.serio', status=0)
+        self.assertEqual(self.read('odd.serio'), sealed(b'v1|w[2][2]|2|1,2\n'))
+        self.run_tool('convert', 'odd.serio', 'odd.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('odd.npz'))) as z:
+            self.assertEqual(z.namelist(), ['w[2].npy'])
+        # more dimensions than a serio shape has
+        proc = self.npy_to_serio(npy_bytes('<f8', (1,) * 33, f8_data([1.0])), status=1)
+        self.assertIn('33 dimensions', proc.stderr.decode())
+        self.npy_to_serio(npy_bytes('<f8', (1,) * 32, f8_data([1.0])))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[%s]|1|1\n' % b'x'.join([b'1'] * 32)))
 
     def test_fortran_order_is_transposed(self):
         shape = (2, 3, 4)
@@ -764,28 +1183,34 @@ class ConvertTests(ToolTestCase):
         for byte_order in '<>':
             self.npy_to_serio(npy_bytes(byte_order + 'f8', shape, f8_data(fortran, byte_order),
                                         fortran_order=True))
-            self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', c_order)])))
+            self.assertEqual(self.read('out.serio'), sealed(serio_text([('in[2x3x4]', c_order)])))
         # a vector is the same in both orders
         self.npy_to_serio(npy_bytes('<f8', (3,), f8_data([1.0, 2.0, 3.0]), fortran_order=True))
         self.assertEqual(self.read('out.serio'), sealed(b'v1|in|3|1,2,3\n'))
 
     def test_scalar_and_empty(self):
-        proc = self.npy_to_serio(npy_bytes('<f8', (), f8_data([2.5])))
-        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|1|5p-1\n'))
-        self.assertIn('shape ()', proc.stderr.decode())
+        self.npy_to_serio(npy_bytes('<f8', (), f8_data([2.5])))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[]|1|5p-1\n'))
+        self.run_tool('convert', 'out.serio', 'back.npy', status=0)
+        self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (), f8_data([2.5])))
         self.npy_to_serio(npy_bytes('<f8', (0,), b''))
         self.assertEqual(self.read('out.serio'), sealed(b'v1|in|0|\n'))
         self.npy_to_serio(npy_bytes('<f8', (4, 0, 1 << 62), b''))
-        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|0|\n'))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[4x0x4611686018427387904]|0|\n'))
+        self.run_tool('convert', 'out.serio', 'back.npy', status=0)
+        self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (4, 0, 1 << 62), b''))
 
     def test_header_variants(self):
         data = f8_data([1.0, 2.0])
         for header in ("{'shape': (2,), 'fortran_order': False, 'descr': '<f8'}",
                        '{"descr": "<f8", "fortran_order": False, "shape": (2L,)}',
-                       "{'descr':'<f8','fortran_order':False,'shape':(1, 2)}"):
+                       "{'descr':'<f8','fortran_order':False,'shape':(2,)}"):
             with self.subTest(header=header):
                 self.npy_to_serio(npy_bytes(None, None, data, header=header))
                 self.assertEqual(self.read('out.serio'), sealed(b'v1|in|2|1,2\n'))
+        self.npy_to_serio(npy_bytes(None, None, data,
+                                    header="{'descr':'<f8','fortran_order':False,'shape':(1, 2)}"))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[1x2]|2|1,2\n'))
 
     def test_array_name(self):
         self.write('dense.w.npy', npy_bytes('<f8', (1,), f8_data([1.0])))
@@ -808,8 +1233,8 @@ class ConvertTests(ToolTestCase):
         self.assertIn('2 NaNs', proc.stderr.decode())
 
     def test_unsupported_dtypes(self):
-        cases = [("'<f4'", '<f4'), ("'<i8'", '<i8'), ("'|O'", '|O'), ("'<c16'", '<c16'),
-                 ("'=f8'", '=f8'), ("'|b1'", '|b1')]
+        cases = [("'|O'", '|O'), ("'<c16'", '<c16'), ("'=f8'", '=f8'), ("'<f16'", '<f16'),
+                 ("'<M8[s]'", '<M8[s]'), ("'|i2'", '|i2'), ("'<b1'", '<b1'), ("'<U1'", '<U1')]
         for descr, shown in cases:
             with self.subTest(descr=descr):
                 header = "{'descr': %s, 'fortran_order': False, 'shape': (1,), }" % descr
@@ -819,6 +1244,306 @@ class ConvertTests(ToolTestCase):
         header = "{'descr': [('a', '<f8'), ('b', '<f8')], 'fortran_order': False, 'shape': (1,), }"
         proc = self.npy_to_serio(npy_bytes(None, None, b'\0' * 16, header=header), status=1)
         self.assertIn('structured', proc.stderr.decode())
+
+    def test_float32_and_float16_are_widened_exactly(self):
+        f32 = [struct.unpack('<f', struct.pack('<I', b))[0] for b in (
+            0x00000000, 0x80000000, 0x00000001, 0x807FFFFF, 0x00800000, 0x3F800000, 0x3DCCCCCD,
+            0x7F7FFFFF, 0xFF7FFFFF, 0x7F800000, 0xFF800000, 0x7FC00000, 0x4B000001)]
+        f16 = [struct.unpack('<e', struct.pack('<H', b))[0] for b in (
+            0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0x3555, 0x7BFF, 0xFBFF, 0x7C00,
+            0xFC00, 0x7E00, 0x1234, 0xC000)]
+        for code, fmt, values in (('f4', 'f', f32), ('f2', 'e', f16)):
+            for byte_order in '<>':
+                with self.subTest(dtype=byte_order + code):
+                    data = b''.join(struct.pack(byte_order + fmt, v) for v in values)
+                    self.npy_to_serio(npy_bytes(byte_order + code, (len(values),), data))
+                    # struct widens exactly too: the values are those doubles
+                    self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', values)])))
+        # Fortran order, float32
+        shape = (2, 3)
+        fortran = [float(10 * i + j) + 0.5 for j in range(3) for i in range(2)]
+        c_order = [float(10 * i + j) + 0.5 for i in range(2) for j in range(3)]
+        self.npy_to_serio(npy_bytes('>f4', shape, b''.join(struct.pack('>f', v) for v in fortran),
+                                    fortran_order=True))
+        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in[2x3]', c_order)])))
+        # a NaN payload of float16 and float32 is noted like one of float64
+        proc = self.npy_to_serio(npy_bytes('<f2', (2,), struct.pack('<HH', 0x7E01, 0xFE00)))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|2|nan,nan\n'))
+        self.assertIn('2 NaNs', proc.stderr.decode())
+
+    def test_integers_and_booleans(self):
+        cases = [('|i1', 'b', [-128, -1, 0, 127]), ('|u1', 'B', [0, 255]),
+                 ('<i2', 'h', [-32768, 32767]), ('>u2', 'H', [65535, 1]),
+                 ('<i4', 'i', [-2 ** 31, 2 ** 31 - 1]), ('>u4', 'I', [2 ** 32 - 1]),
+                 ('<i8', 'q', [-2 ** 63, 2 ** 53, -2 ** 53, 2 ** 60 + 2 ** 8, 5]),
+                 ('>u8', 'Q', [2 ** 64 - 2 ** 11, 2 ** 53]), ('|b1', '?', [True, False])]
+        for descr, fmt, values in cases:
+            with self.subTest(descr=descr):
+                order = '>' if descr[0] == '>' else '<'
+                data = b''.join(struct.pack(order + fmt, v) for v in values)
+                self.npy_to_serio(npy_bytes(descr, (len(values),), data))
+                self.assertEqual(self.read('out.serio'),
+                                 sealed(serio_text([('in', [float(v) for v in values])])))
+        # an integer that no double holds is refused, with its index
+        for descr, fmt, value in (('<i8', 'q', 2 ** 53 + 1), ('<i8', 'q', 2 ** 63 - 1),
+                                  ('>u8', 'Q', 2 ** 64 - 1)):
+            with self.subTest(value=value):
+                if os.path.exists(self.path('out.serio')):
+                    os.unlink(self.path('out.serio'))
+                order = descr[0]
+                data = struct.pack(order + fmt, 7) + struct.pack(order + fmt, value)
+                proc = self.npy_to_serio(npy_bytes(descr, (2,), data), status=1)
+                self.assertIn('%d at index 1' % value, proc.stderr.decode())
+                self.assertFalse(os.path.exists(self.path('out.serio')))
+        proc = self.npy_to_serio(npy_bytes('|b1', (1,), b'\x02'), status=1)
+        self.assertIn('neither 0 nor 1', proc.stderr.decode())
+
+    def npz(self, name, members, compression=zipfile.ZIP_STORED):
+        """A .npz file made by the standard library's zipfile, as numpy.savez() does."""
+        with zipfile.ZipFile(os.fsdecode(self.path(name)), 'w', compression) as z:
+            for member, data in members:
+                z.writestr(member, data)
+        return name
+
+    def test_npz_to_serio(self):
+        members = [('w.npy', npy_bytes('<f4', (2, 2), struct.pack('<4f', 1.5, -0.0, 3.0, 0.25))),
+                   ('b.npy', npy_bytes('>f8', (3,), f8_data([0.1, math.inf, -2.0], '>'))),
+                   ('dir/ü.npy', npy_bytes('<i8', (), struct.pack('<q', 5))),
+                   ('empty.npy', npy_bytes('<f2', (0,), b''))]
+        want = serio_text([('w[2x2]', [1.5, -0.0, 3.0, 0.25]), ('b', [0.1, math.inf, -2.0]),
+                           ('dir/ü[]', [5.0]), ('empty', [])])
+        for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            with self.subTest(compression=compression):
+                self.npz('in.npz', members, compression)
+                self.run_tool('convert', 'in.npz', 'out.serio', status=0)
+                self.assertEqual(self.read('out.serio'), sealed(want))
+        # an empty archive is an empty bundle
+        self.npz('none.npz', [])
+        self.run_tool('convert', 'none.npz', 'none.serio', status=0)
+        self.assertEqual(self.read('none.serio'), sealed(b''))
+
+    def test_npz_zip64(self):
+        # ZIP64 records, as a writer uses them for archives above 4 GiB or
+        # 65535 members (NumPy's zipfile writes its extra field in local
+        # headers always): an archive made here by hand, byte by byte from
+        # APPNOTE, with ZIP64 sizes and offsets in the central directory
+        # and a ZIP64 end of central directory record.
+        import binascii
+        members = [('a.npy', npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))),
+                   ('b.npy', npy_bytes('<f4', (1,), struct.pack('<f', 0.5)))]
+        local, central = b'', b''
+        for name, data in members:
+            crc = binascii.crc32(data)
+            offset = len(local)
+            local += struct.pack('<IHHHHHIIIHH', 0x04034b50, 45, 0, 0, 0, 0x21, crc,
+                                 len(data), len(data), len(name), 0) + name.encode() + data
+            extra = struct.pack('<HHQQQ', 1, 24, len(data), len(data), offset)
+            central += struct.pack('<IHHHHHHIIIHHHHHII', 0x02014b50, 45, 45, 0, 0, 0, 0x21, crc,
+                                   0xFFFFFFFF, 0xFFFFFFFF, len(name), len(extra), 0, 0, 0, 0,
+                                   0xFFFFFFFF) + name.encode() + extra
+        eocd64_offset = len(local) + len(central)
+        eocd64 = struct.pack('<IQHHIIQQQQ', 0x06064b50, 44, 45, 45, 0, 0, len(members),
+                             len(members), len(central), len(local))
+        locator = struct.pack('<IIQI', 0x07064b50, 0, eocd64_offset, 1)
+        eocd = struct.pack('<IHHHHIIH', 0x06054b50, 0, 0, 0xFFFF, 0xFFFF, 0xFFFFFFFF,
+                           0xFFFFFFFF, 0)
+        self.write('in.npz', local + central + eocd64 + locator + eocd)
+        with zipfile.ZipFile(os.fsdecode(self.path('in.npz'))) as z:
+            self.assertEqual(z.namelist(), ['a.npy', 'b.npy'])   # a valid archive
+        self.run_tool('convert', '--plain', 'in.npz', 'out.serio', status=0)
+        self.assertEqual(self.read('out.serio'), b'v1|a|2|1,2\nv1|b|1|1p-1\n')
+        # a locator that points elsewhere, or a ZIP64 field missing
+        self.write('bad.npz', local + central + eocd64 +
+                   struct.pack('<IIQI', 0x07064b50, 0, eocd64_offset + 1, 1) + eocd)
+        proc = self.run_tool('convert', 'bad.npz', 'out2.serio', status=1)
+        self.assertIn('damaged', proc.stderr.decode())
+        short = central.replace(struct.pack('<HHQQQ', 1, 24, 16 + len(members[0][1]) - 16,
+                                            len(members[0][1]), 0),
+                                struct.pack('<HHQQQ', 1, 16, len(members[0][1]),
+                                            len(members[0][1]), 0), 1)
+        self.assertNotEqual(short, central)
+        self.write('bad.npz', local + short + eocd64 + locator + eocd)
+        proc = self.run_tool('convert', 'bad.npz', 'out2.serio', status=1)
+        self.assertIn('damaged', proc.stderr.decode())
+        self.assertFalse(os.path.exists(self.path('out2.serio')))
+
+    def test_npz_errors(self):
+        good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
+        cases = {
+            'member not npy': ([('w.npy', good), ('notes.txt', b'hello')], 'notes.txt: '),
+            'directory': ([('d/', b'')], 'd/: '),
+            'bad member': ([('w.npy', good), ('x.npy', npy_bytes('<c8', (1,), b'\0' * 8))],
+                           'x.npy: the data type'),
+            'reserved name': ([('serio.seal.npy', good)], 'reserve'),
+        }
+        for what, (members, message) in cases.items():
+            with self.subTest(what=what):
+                self.npz('in.npz', members)
+                proc = self.run_tool('convert', 'in.npz', 'out.serio', status=1)
+                self.assertIn(message, proc.stderr.decode())
+                self.assertFalse(os.path.exists(self.path('out.serio')))
+        self.npz('in.npz', [('w.npy', good)], zipfile.ZIP_BZIP2)
+        proc = self.run_tool('convert', 'in.npz', 'out.serio', status=1)
+        self.assertIn('compression method 12', proc.stderr.decode())
+        # --name belongs to .npy conversions
+        proc = self.run_tool('convert', '--name', 'w', 'in.npz', 'out.serio', status=2)
+        self.assertIn('--name', proc.stderr.decode())
+
+    def test_npz_damage_is_refused(self):
+        members = [('w.npy', npy_bytes('<f8', (3,), f8_data([1.0, 2.0, 3.0]))),
+                   ('b.npy', npy_bytes('<f4', (2,), struct.pack('<2f', 0.5, 4.0)))]
+        for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
+            self.npz('good.npz', members, compression)
+            good = self.read('good.npz')
+            # every truncation
+            for cut in range(len(good)):
+                with self.subTest(compression=compression, cut=cut):
+                    self.write('in.npz', good[:cut])
+                    proc = self.run_tool('convert', 'in.npz', 'out.serio')
+                    self.assertEqual(proc.returncode, 1, proc.stderr)
+                    self.assertEqual(len(self.stderr_lines(proc)), 1, proc.stderr)
+            self.assertFalse(os.path.exists(self.path('out.serio')))
+            # a changed byte of a member's data is caught by its CRC-32
+            with zipfile.ZipFile(os.fsdecode(self.path('good.npz'))) as z:
+                info = z.getinfo('w.npy')
+            start = info.header_offset + 30 + len('w.npy')
+            for offset in (start, start + info.compress_size // 2, start + info.compress_size - 1):
+                damaged = bytearray(good)
+                damaged[offset] ^= 0x01
+                self.write('in.npz', bytes(damaged))
+                proc = self.run_tool('convert', 'in.npz', 'out.serio', status=1)
+                self.assertIn('w.npy: ', proc.stderr.decode())
+
+    def test_npz_hostile_sizes(self):
+        # A central directory that declares 4 GiB for a member of a few
+        # bytes: refused, without allocating what it declares (the tool
+        # runs with 1 GiB of address space).
+        self.npz('good.npz', [('w.npy', npy_bytes('<f8', (1,), f8_data([1.0])))],
+                 zipfile.ZIP_DEFLATED)
+        data = bytearray(self.read('good.npz'))
+        central = data.rindex(b'PK\x01\x02')
+        data[central + 24:central + 28] = b'\xfe\xff\xff\xff'
+        self.write('in.npz', bytes(data))
+        import resource
+
+        def limit():
+            resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+        proc = subprocess.run([SERIO, 'convert', 'in.npz', 'out.serio'], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, cwd=self.dir, env=self.env(), timeout=120,
+                              preexec_fn=limit)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        self.assertIn('damaged', proc.stderr.decode())
+        # a member count beyond what the directory can hold
+        data = bytearray(self.read('good.npz'))
+        data[-12:-10] = b'\xff\xfe'
+        data[-14:-12] = b'\xff\xfe'
+        self.write('in.npz', bytes(data))
+        proc = self.run_tool('convert', 'in.npz', 'out.serio', status=1)
+        self.assertIn('damaged', proc.stderr.decode())
+
+    def test_serio_to_npz(self):
+        arrays = [('w', self.VALUES), ('b', [1.0, 2.0]), ('ü/x', []), ('', [0.5])]
+        self.write('a.serio', serio_text(arrays))
+        self.run_tool('convert', 'a.serio', 'a.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('a.npz'))) as z:
+            self.assertIsNone(z.testzip())
+            infos = z.infolist()
+            self.assertEqual([i.filename for i in infos], [n + '.npy' for n, _ in arrays])
+            for info, (name, values) in zip(infos, arrays):
+                self.assertEqual(info.compress_type, zipfile.ZIP_STORED)
+                self.assertEqual(z.read(info), npy_bytes('<f8', (len(values),), f8_data(values)))
+        # the same bytes each time: no time stamp
+        first = self.read('a.npz')
+        self.run_tool('convert', 'a.serio', 'a.npz', status=0)
+        self.assertEqual(self.read('a.npz'), first)
+        # and back
+        self.run_tool('convert', 'a.npz', 'back.serio', status=0)
+        self.assertEqual(self.read('back.serio'), sealed(serio_text(arrays)))
+        # compressed, as numpy.savez_compressed() writes it: the same members
+        self.run_tool('convert', '--compress', 'a.serio', 'z.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('z.npz'))) as z:
+            self.assertIsNone(z.testzip())
+            infos = z.infolist()
+            self.assertEqual([i.filename for i in infos], [n + '.npy' for n, _ in arrays])
+            for info, (name, values) in zip(infos, arrays):
+                self.assertEqual(info.compress_type, zipfile.ZIP_DEFLATED)
+                self.assertEqual(z.read(info), npy_bytes('<f8', (len(values),), f8_data(values)))
+        self.write('zeros.serio', serio_text([('z', [0.0] * 10000)]))
+        self.run_tool('convert', '-z', 'zeros.serio', 'zeros.npz', status=0)
+        self.assertLess(len(self.read('zeros.npz')), 1000)
+        self.run_tool('convert', 'zeros.npz', 'zeros2.serio', status=0)
+        self.assertEqual(self.read('zeros2.serio'), sealed(serio_text([('z', [0.0] * 10000)])))
+        proc = self.run_tool('convert', '--compress', 'a.serio', 'x.npy', status=2)
+        self.assertIn('--compress', proc.stderr.decode())
+        # names must not repeat, shapes aside
+        for dup in ([('w', [1.0]), ('b', []), ('w', [2.0])],
+                    [('w[2]', [1.0, 2.0]), ('w[1x2]', [1.0, 2.0])]):
+            self.write('dup.serio', serio_text(dup))
+            proc = self.run_tool('convert', 'dup.serio', 'dup.npz', status=1)
+            self.assertIn('“w”', proc.stderr.decode())
+            self.assertFalse(os.path.exists(self.path('dup.npz')))
+        # shapes: members named after the base names, in their shapes; a
+        # suffix that is not a shape is part of the name
+        shaped = [('conv.weight[2x1x3]', [float(i) for i in range(6)]), ('steps[]', [5.0]),
+                  ('odd[5]', [1.0, 2.0]), ('v[0x3]', [])]
+        self.write('s.serio', serio_text(shaped))
+        self.run_tool('convert', 's.serio', 's.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('s.npz'))) as z:
+            self.assertEqual([(i.filename, z.read(i)) for i in z.infolist()], [
+                ('conv.weight.npy', npy_bytes('<f8', (2, 1, 3), f8_data(shaped[0][1]))),
+                ('steps.npy', npy_bytes('<f8', (), f8_data([5.0]))),
+                ('odd[5].npy', npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))),
+                ('v.npy', npy_bytes('<f8', (0, 3), b''))])
+        # back: the same names and shapes; a base name that ends like a
+        # suffix gets its shape's suffix after it, so that it reads back
+        self.run_tool('convert', 's.npz', 's2.serio', status=0)
+        self.assertEqual(self.read('s2.serio'), sealed(serio_text(
+            shaped[:2] + [('odd[5][2]', [1.0, 2.0])] + shaped[3:])))
+        self.run_tool('convert', 's2.serio', 's2.npz', status=0)
+        self.assertEqual(self.read('s2.npz'), self.read('s.npz'))
+        # an empty bundle is an empty archive
+        self.write('e.serio', b'')
+        self.run_tool('convert', 'e.serio', 'e.npz', status=0)
+        with zipfile.ZipFile(os.fsdecode(self.path('e.npz'))) as z:
+            self.assertEqual(z.namelist(), [])
+
+    def test_numpy_npz_round_trip(self):
+        # .npz -> .serio -> .npz keeps every array's bits (widened to
+        # float64 exactly), and the order of the arrays.
+        try:
+            import numpy
+        except ImportError:
+            self.skipTest('NumPy is not installed')
+        rng = numpy.random.default_rng(11)
+        originals = {
+            'conv.weight': rng.standard_normal((4, 3, 2, 2)).astype(numpy.float32),
+            'fc.weight': numpy.asfortranarray(rng.standard_normal((5, 3))),
+            'half': rng.standard_normal(9).astype('>f2'),
+            'big.endian': rng.standard_normal((2, 2)).astype('>f4'),
+            'steps': numpy.array(7, dtype=numpy.int64),
+            'mask': numpy.array([True, False, True]),
+            'specials': numpy.array([numpy.nan, -numpy.inf, -0.0, 5e-324, 1e308]),
+        }
+        for compressed in (False, True):
+            with self.subTest(compressed=compressed):
+                save = numpy.savez_compressed if compressed else numpy.savez
+                save(self.path('in.npz').decode(), **originals)
+                self.run_tool('convert', 'in.npz', 'mid.serio', status=0)
+                self.run_tool('convert', *(['--compress'] if compressed else []),
+                              'mid.serio', 'out.npz', status=0)
+                with numpy.load(self.path('out.npz').decode()) as back:
+                    self.assertEqual(list(back.keys()), list(originals))
+                    for name, original in originals.items():
+                        got = back[name]
+                        self.assertEqual(got.dtype, numpy.dtype('<f8'), name)
+                        self.assertEqual(got.shape, original.shape, name)
+                        self.assertTrue(got.flags.c_contiguous)
+                        widened = numpy.ascontiguousarray(original, dtype=numpy.float64)
+                        self.assertEqual(got.tobytes(), widened.tobytes(), name)
+                        # and the widening is exact: back in the original
+                        # type, the same bits
+                        self.assertEqual(got.astype(original.dtype).tobytes(),
+                                         numpy.ascontiguousarray(original).tobytes(), name)
 
     def test_malformed(self):
         good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
@@ -901,6 +1626,29 @@ class ConvertTests(ToolTestCase):
         proc = self.run_tool('convert', 'e.serio', 'e.npy', status=1)
         self.assertIn('holds no array', proc.stderr.decode())
 
+    def test_sealed_by_default_plain_on_request(self):
+        self.write('w.npy', npy_bytes('<f8', (2,), f8_data([1.0, 0.5])))
+        self.run_tool('convert', 'w.npy', 'sealed.serio', status=0)
+        self.assertEqual(self.read('sealed.serio'), sealed(b'v1|w|2|1,1p-1\n'))
+        self.run_tool('convert', '--plain', 'w.npy', 'plain.serio', status=0)
+        self.assertEqual(self.read('plain.serio'), b'v1|w|2|1,1p-1\n')
+        self.npz('w.npz', [('w.npy', npy_bytes('<f8', (2,), f8_data([1.0, 0.5])))])
+        self.run_tool('convert', '--plain', 'w.npz', 'plain2.serio', status=0)
+        self.assertEqual(self.read('plain2.serio'), b'v1|w|2|1,1p-1\n')
+        # sealed files convert back
+        self.run_tool('convert', 'sealed.serio', 'back.npy', status=0)
+        self.assertEqual(self.read('back.npy'), self.read('w.npy'))
+        # --plain is about serio output only
+        proc = self.run_tool('convert', '--plain', 'sealed.serio', 'x.npy', status=2)
+        self.assertIn('--plain', proc.stderr.decode())
+
+    def test_name_given_twice_is_refused(self):
+        self.write('a.serio', serio_text([('w', [1.0]), ('b', [2.0])]))
+        for args in (['--name', 'w', '--name', 'b'], ['-n', 'w', '-n', 'w']):
+            proc = self.run_tool('convert', *args, 'a.serio', 'x.npy', status=2)
+            self.assertIn('only once', proc.stderr.decode())
+            self.assertFalse(os.path.exists(self.path('x.npy')))
+
     def test_stdin_to_npy(self):
         self.run_tool('convert', '-', 'x.npy', stdin=b'v1|x|1|1p-1\n', status=0)
         self.assertEqual(parse_npy_vector(self.read('x.npy'))[3], f8_data([0.5]))
@@ -920,7 +1668,7 @@ class ConvertTests(ToolTestCase):
     def test_io_errors_and_failed_conversions_leave_the_output(self):
         self.write('a.serio', serio_text([('w', [1.0])]))
         self.write('a.npy', npy_bytes('<f8', (1,), f8_data([1.0])))
-        self.write('bad.npy', npy_bytes('<f4', (1,), b'\0' * 4))
+        self.write('bad.npy', npy_bytes('<c8', (1,), b'\0' * 8))
         self.run_tool('convert', 'missing.npy', 'out.serio', status=2)
         self.run_tool('convert', 'missing.serio', 'out.npy', status=2)
         proc = self.run_tool('convert', 'a.npy', 'no/such/dir/out.serio', status=2)
@@ -949,7 +1697,76 @@ class ConvertTests(ToolTestCase):
             self.run_tool('convert', name + '.serio', name + '2.npy', status=0)
             back = numpy.load(self.path(name + '2.npy').decode())
             self.assertEqual(back.dtype, numpy.dtype('<f8'))
-            self.assertEqual(back.tobytes(), numpy.ascontiguousarray(array).ravel().tobytes())
+            self.assertEqual(back.shape, (3, 4))
+            self.assertEqual(back.tobytes(), numpy.ascontiguousarray(array).tobytes())
+
+
+# --- serio seal -------------------------------------------------------------
+
+class SealTests(ToolTestCase):
+
+    def test_seals_plain_files_in_place(self):
+        text = serio_text([('w', special_values()), ('e', []), ('b', [2.5])])
+        self.write('a.serio', text)
+        # blank lines and CR LF are not kept: the text is written canonically
+        self.write('crlf.serio', b'\r\n' + text.replace(b'\n', b'\r\n\n'))
+        self.write('empty.serio', b'')
+        proc = self.run_tool('seal', 'a.serio', 'crlf.serio', 'empty.serio', status=0)
+        self.assertEqual(proc.stdout.decode().splitlines(),
+                         ['a.serio: sealed', 'crlf.serio: sealed', 'empty.serio: sealed'])
+        self.assertEqual(self.read('a.serio'), sealed(text))
+        self.assertEqual(self.read('crlf.serio'), sealed(text))
+        self.assertEqual(self.read('empty.serio'), sealed(b''))
+        self.run_tool('check', '--require-seal', 'a.serio', 'crlf.serio', 'empty.serio', status=0)
+        self.assertEqual(sorted(os.listdir(self.dir)), ['a.serio', 'crlf.serio', 'empty.serio'])
+
+    def test_keeps_permissions_and_replaces_atomically(self):
+        # The save keeps the file's mode; the new contents are a new file
+        # renamed over the old one, so a reader holding the old file open
+        # keeps reading the old contents whole.
+        text = serio_text([('w', [1.0, 2.0])])
+        for mode in (0o600, 0o640, 0o604):
+            with self.subTest(mode=oct(mode)):
+                self.write('m.serio', text)
+                os.chmod(self.path('m.serio'), mode)
+                with open(self.path('m.serio'), 'rb') as old:
+                    self.run_tool('seal', 'm.serio', status=0)
+                    self.assertEqual(old.read(), text)
+                self.assertEqual(stat.S_IMODE(os.stat(self.path('m.serio')).st_mode), mode)
+                self.assertEqual(self.read('m.serio'), sealed(text))
+        self.assertEqual(os.listdir(self.dir), ['m.serio'])
+
+    def test_sealed_files_are_left_alone(self):
+        data = seal_closing(b'\nv1|serio.sealed|1|1\r\nv1|a|1|1\n')
+        self.write('s.serio', data)
+        before = os.stat(self.path('s.serio'))
+        proc = self.run_tool('seal', 's.serio', status=0)
+        self.assertEqual(proc.stdout.decode(), 's.serio: already sealed, left as it is\n')
+        self.assertEqual(self.read('s.serio'), data)
+        self.assertEqual(os.stat(self.path('s.serio')).st_ino, before.st_ino)
+
+    def test_invalid_files_are_refused(self):
+        self.write('good.serio', b'v1|a|1|1\n')
+        self.write('bad.serio', b'v1|a|1|1.0\n')
+        self.write('cut.serio', b'v1|a|1|1\nv1|b|1|2')
+        proc = self.run_tool('seal', 'bad.serio', 'good.serio', 'cut.serio', status=1)
+        self.assertEqual(proc.stdout.decode(), 'good.serio: sealed\n')
+        err = proc.stderr.decode()
+        self.assertIn('bad.serio:1: ', err)
+        self.assertIn('cut.serio:2: ', err)
+        self.assertEqual(self.read('bad.serio'), b'v1|a|1|1.0\n')
+        self.assertEqual(self.read('cut.serio'), b'v1|a|1|1\nv1|b|1|2')
+        self.assertEqual(self.read('good.serio'), sealed(b'v1|a|1|1\n'))
+
+    def test_usage_and_io_errors(self):
+        self.run_tool('seal', status=2)
+        self.write('a.serio', b'v1|a|1|1\n')
+        proc = self.run_tool('seal', 'a.serio', '-', stdin=b'v1|a|1|1\n', status=2)
+        self.assertIn('standard input', proc.stderr.decode())
+        self.assertEqual(self.read('a.serio'), b'v1|a|1|1\n')
+        proc = self.run_tool('seal', 'missing.serio', 'a.serio', status=2)
+        self.assertIn('missing.serio', proc.stderr.decode())
+        self.assertEqual(self.read('a.serio'), sealed(b'v1|a|1|1\n'))
 
 
 # --- progress on a terminal -------------------------------------------------

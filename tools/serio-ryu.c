@@ -1,0 +1,384 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-ryu.c: the shortest decimal that reads back to a double
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * Ryū, by Ulf Adams ("Ryū: fast float-to-string conversion", PLDI 2018;
+ * reference code under the Apache License 2.0 or the Boost Software
+ * License 1.0), written anew for this tool: the interval of decimals that
+ * read back to the double is scaled by a 128-bit power of 5 so that its
+ * shortest member falls out of a few integer divisions, with no bignum and
+ * no trial conversion. The tables come from tools/gen-ryu-tables.py. The
+ * decimal is the one nearest the double among the shortest, ties to even,
+ * as Python's repr() and every correct shortest printer choose it.
+ */
+
+#include "config.h"
+
+#include <stdint.h>
+#include <string.h>
+
+#include <glib.h>
+
+#include "serio-ryu-tables.h"
+#include "serio-tool.h"
+
+#define MANTISSA_BITS 52
+#define EXPONENT_BITS 11
+#define BIAS 1023
+
+/* floor (e × log10 (2)), floor (e × log10 (5)), ceil (e × log2 (5)) for
+ * the exponents that occur. */
+static inline guint32
+log10_pow2 (gint32 e)
+{
+  return (guint32) (((guint32) e * 78913) >> 18);
+}
+
+static inline guint32
+log10_pow5 (gint32 e)
+{
+  return (guint32) (((guint32) e * 732923) >> 20);
+}
+
+static inline gint32
+pow5_bits (gint32 e)
+{
+  return (gint32) ((((guint32) e * 1217359) >> 19) + 1);
+}
+
+static inline guint32
+pow5_factor (guint64 value)
+{
+  guint32 count = 0;
+
+  while (value % 5 == 0)
+    {
+      value /= 5;
+      count++;
+    }
+
+  return count;
+}
+
+static inline gboolean
+multiple_of_pow5 (guint64 value,
+                  guint32 p)
+{
+  return pow5_factor (value) >= p;
+}
+
+static inline gboolean
+multiple_of_pow2 (guint64 value,
+                  guint32 p)
+{
+  return (value & ((G_GUINT64_CONSTANT (1) << p) - 1)) == 0;
+}
+
+/* (m × mul) >> j, for a 128-bit mul, m below 2^55 and 64 < j < 128. */
+#if defined (__SIZEOF_INT128__) && !defined (SERIO_RYU_NO_INT128)
+static inline guint64
+mul_shift (guint64        m,
+           const guint64 *mul,
+           gint32         j)
+{
+  unsigned __int128 low = (unsigned __int128) m * mul[0];
+  unsigned __int128 high = (unsigned __int128) m * mul[1];
+
+  return (guint64) (((low >> 64) + high) >> (j - 64));
+}
+#else
+/* Without a 128-bit integer type (32-bit targets): 64 × 64 bits in four
+ * 32 × 32-bit products. Returns the low half, *high the high half. */
+static inline guint64
+mul_128 (guint64  a,
+         guint64  b,
+         guint64 *high)
+{
+  guint64 a_low = (guint32) a, a_high = a >> 32;
+  guint64 b_low = (guint32) b, b_high = b >> 32;
+  guint64 ll = a_low * b_low, lh = a_low * b_high, hl = a_high * b_low, hh = a_high * b_high;
+  guint64 middle1 = hl + (ll >> 32);
+  guint64 middle2 = lh + (guint32) middle1;
+
+  *high = hh + (middle1 >> 32) + (middle2 >> 32);
+  return (middle2 << 32) | (guint32) ll;
+}
+
+static inline guint64
+mul_shift (guint64        m,
+           const guint64 *mul,
+           gint32         j)
+{
+  guint64 high0, high1, low1, sum;
+
+  mul_128 (m, mul[0], &high0);
+  low1 = mul_128 (m, mul[1], &high1);
+  sum = high0 + low1;
+  if (sum < high0)
+    high1++;
+
+  /* The 128 bits high1:sum shifted right by j - 64, between 1 and 63. */
+  return (high1 << (128 - j)) | (sum >> (j - 64));
+}
+#endif
+
+static inline guint32
+decimal_length (guint64 v)
+{
+  guint32 n = 1;
+
+  while (v >= 10)
+    {
+      v /= 10;
+      n++;
+    }
+
+  return n;
+}
+
+/* The shortest decimal output × 10^exponent in the rounding interval of
+ * the finite, nonzero double of these IEEE fields. */
+static void
+shortest_decimal (guint64  ieee_mantissa,
+                  guint32  ieee_exponent,
+                  guint64 *output,
+                  gint32  *exponent)
+{
+  gint32 e2, e10;
+  guint64 m2, mv, vr, vp, vm;
+  guint32 mm_shift;
+  gboolean even, vm_trailing_zeros = FALSE, vr_trailing_zeros = FALSE;
+  gint32 removed = 0;
+  guint8 last_removed_digit = 0;
+
+  /* Two more bits than the double, for the bounds of the interval. */
+  if (ieee_exponent == 0)
+    {
+      e2 = 1 - BIAS - MANTISSA_BITS - 2;
+      m2 = ieee_mantissa;
+    }
+  else
+    {
+      e2 = (gint32) ieee_exponent - BIAS - MANTISSA_BITS - 2;
+      m2 = (G_GUINT64_CONSTANT (1) << MANTISSA_BITS) | ieee_mantissa;
+    }
+  even = (m2 & 1) == 0;
+
+  /* The interval is [mm, mp] × 2^e2 around mv × 2^e2, bounds included
+   * when the mantissa is even (round half to even reads them back). Below
+   * a power of two the lower neighbour is closer: mm_shift. */
+  mv = 4 * m2;
+  mm_shift = ieee_mantissa != 0 || ieee_exponent <= 1;
+
+  if (e2 >= 0)
+    {
+      guint32 q = log10_pow2 (e2) - (e2 > 3);
+      gint32 k = RYU_POW5_INV_BITCOUNT + pow5_bits ((gint32) q) - 1;
+      gint32 i = -e2 + (gint32) q + k;
+
+      e10 = (gint32) q;
+      vr = mul_shift (4 * m2, RYU_POW5_INV_SPLIT[q], i);
+      vp = mul_shift (4 * m2 + 2, RYU_POW5_INV_SPLIT[q], i);
+      vm = mul_shift (4 * m2 - 1 - mm_shift, RYU_POW5_INV_SPLIT[q], i);
+
+      if (q <= 21)
+        {
+          /* Only one of mp, mv and mm can be a multiple of 5, if any. */
+          if (mv % 5 == 0)
+            vr_trailing_zeros = multiple_of_pow5 (mv, q);
+          else if (even)
+            vm_trailing_zeros = multiple_of_pow5 (mv - 1 - mm_shift, q);
+          else
+            vp -= multiple_of_pow5 (mv + 2, q);
+        }
+    }
+  else
+    {
+      guint32 q = log10_pow5 (-e2) - (-e2 > 1);
+      gint32 i = -e2 - (gint32) q;
+      gint32 k = pow5_bits (i) - RYU_POW5_BITCOUNT;
+      gint32 j = (gint32) q - k;
+
+      e10 = (gint32) q + e2;
+      vr = mul_shift (4 * m2, RYU_POW5_SPLIT[i], j);
+      vp = mul_shift (4 * m2 + 2, RYU_POW5_SPLIT[i], j);
+      vm = mul_shift (4 * m2 - 1 - mm_shift, RYU_POW5_SPLIT[i], j);
+
+      if (q <= 1)
+        {
+          /* mv = 4 × m2 has at least two trailing zero bits. */
+          vr_trailing_zeros = TRUE;
+          if (even)
+            vm_trailing_zeros = mm_shift == 1;   /* mm = mv - 1 - mm_shift */
+          else
+            vp--;                               /* mp = mv + 2 */
+        }
+      else if (q < 63)
+        {
+          vr_trailing_zeros = multiple_of_pow2 (mv, q);
+        }
+    }
+
+  /* Removes digits while the interval still holds a number with fewer. */
+  if (vm_trailing_zeros || vr_trailing_zeros)
+    {
+      /* The rare general case (about 0.7 %): exact ties matter. */
+      while (vp / 10 > vm / 10)
+        {
+          vm_trailing_zeros &= vm % 10 == 0;
+          vr_trailing_zeros &= last_removed_digit == 0;
+          last_removed_digit = (guint8) (vr % 10);
+          vr /= 10;
+          vp /= 10;
+          vm /= 10;
+          removed++;
+        }
+      if (vm_trailing_zeros)
+        {
+          while (vm % 10 == 0)
+            {
+              vr_trailing_zeros &= last_removed_digit == 0;
+              last_removed_digit = (guint8) (vr % 10);
+              vr /= 10;
+              vp /= 10;
+              vm /= 10;
+              removed++;
+            }
+        }
+      /* Half way exactly: round to even. */
+      if (vr_trailing_zeros && last_removed_digit == 5 && vr % 2 == 0)
+        last_removed_digit = 4;
+      *output = vr + ((vr == vm && (!even || !vm_trailing_zeros)) || last_removed_digit >= 5);
+    }
+  else
+    {
+      gboolean round_up = FALSE;
+
+      if (vp / 100 > vm / 100)
+        {
+          round_up = vr % 100 >= 50;
+          vr /= 100;
+          vp /= 100;
+          vm /= 100;
+          removed += 2;
+        }
+      while (vp / 10 > vm / 10)
+        {
+          round_up = vr % 10 >= 5;
+          vr /= 10;
+          vp /= 10;
+          vm /= 10;
+          removed++;
+        }
+      *output = vr + (vr == vm || round_up);
+    }
+
+  *exponent = e10 + removed;
+}
+
+/*
+ * serio_tool_write_double:
+ * @value: any double
+ * @buf: at least SERIO_TOOL_DOUBLE_BUFSIZE bytes
+ *
+ * Writes the shortest decimal that reads back to the bits of @value (the
+ * nearest one if there are several), in the layout of Python's repr():
+ * positional for decimal exponents from -4 to 15, scientific otherwise
+ * (“1e+16”, “1.5e-05”); and “-0”, “inf”, “-inf” and “nan”. There is no
+ * trailing “.0”. Not NUL-terminated.
+ *
+ * Returns: the number of bytes written
+ */
+gsize
+serio_tool_write_double (double value,
+                         char   buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  guint64 bits, ieee_mantissa, output;
+  guint32 ieee_exponent;
+  gboolean negative;
+  char digits[20] = { 0, };
+  guint32 n_digits;
+  gint32 exponent, point;
+  char *p = buf;
+
+  memcpy (&bits, &value, sizeof bits);
+  negative = (bits >> 63) != 0;
+  ieee_mantissa = bits & ((G_GUINT64_CONSTANT (1) << MANTISSA_BITS) - 1);
+  ieee_exponent = (guint32) ((bits >> MANTISSA_BITS) & ((1u << EXPONENT_BITS) - 1));
+
+  if (ieee_exponent == (1u << EXPONENT_BITS) - 1)
+    {
+      const char *text = ieee_mantissa != 0 ? "nan" : negative ? "-inf" : "inf";
+
+      memcpy (buf, text, strlen (text));
+      return strlen (text);
+    }
+  if (negative)
+    *p++ = '-';
+  if (ieee_exponent == 0 && ieee_mantissa == 0)
+    {
+      *p++ = '0';
+      return p - buf;
+    }
+
+  shortest_decimal (ieee_mantissa, ieee_exponent, &output, &exponent);
+  n_digits = decimal_length (output);
+  for (guint32 k = n_digits; k-- > 0;)
+    {
+      digits[k] = (char) ('0' + output % 10);
+      output /= 10;
+    }
+
+  /* The value is 0.d₁d₂… × 10^point. */
+  point = exponent + (gint32) n_digits;
+
+  if (point > -4 && point <= 16)
+    {
+      if (point <= 0)
+        {
+          *p++ = '0';
+          *p++ = '.';
+          for (gint32 k = point; k < 0; k++)
+            *p++ = '0';
+          memcpy (p, digits, n_digits);
+          p += n_digits;
+        }
+      else if ((guint32) point >= n_digits)
+        {
+          memcpy (p, digits, n_digits);
+          p += n_digits;
+          for (guint32 k = n_digits; k < (guint32) point; k++)
+            *p++ = '0';
+        }
+      else
+        {
+          memcpy (p, digits, point);
+          p += point;
+          *p++ = '.';
+          memcpy (p, digits + point, n_digits - point);
+          p += n_digits - point;
+        }
+    }
+  else
+    {
+      gint32 e = point - 1;
+
+      *p++ = digits[0];
+      if (n_digits > 1)
+        {
+          *p++ = '.';
+          memcpy (p, digits + 1, n_digits - 1);
+          p += n_digits - 1;
+        }
+      *p++ = 'e';
+      *p++ = e < 0 ? '-' : '+';
+      e = ABS (e);
+      if (e >= 100)
+        *p++ = (char) ('0' + e / 100);
+      *p++ = (char) ('0' + e / 10 % 10);
+      *p++ = (char) ('0' + e % 10);
+    }
+
+  return p - buf;
+}
