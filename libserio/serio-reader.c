@@ -23,6 +23,7 @@
 #include "serio-error.h"
 #include "serio-private.h"
 #include "serio-reader.h"
+#include "serio-shape.h"
 #include "serio-stream-private.h"
 
 /**
@@ -1374,6 +1375,67 @@ serio_reader_get_name (SerioReader *self)
   g_return_val_if_fail (SERIO_IS_READER (self), NULL);
 
   return self->state == STATE_VALUES || self->state == STATE_DONE ? self->name : NULL;
+}
+
+/**
+ * serio_reader_get_shape:
+ * @self: a #SerioReader
+ * @n_dims: (out): return location for the number of dimensions
+ *
+ * Gets the shape of the current array from its name and number of values,
+ * as [method@Serio.Bundle.get_shape] does: `w[2x3]` of 6 values has the
+ * shape (2, 3); a name without a shape suffix gives a one-dimensional
+ * shape of [method@Serio.Reader.get_n_values] values. Without a current
+ * array, the shape is (0).
+ *
+ * Returns: (array length=n_dims) (transfer full): the dimensions, a new
+ *   array to free with g_free(); never %NULL, even for a 0-d array
+ */
+guint64 *
+serio_reader_get_shape (SerioReader *self,
+                        guint       *n_dims)
+{
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  const char *name;
+  gsize base_len;
+  guint n;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), NULL);
+  g_return_val_if_fail (n_dims != NULL, NULL);
+
+  name = serio_reader_get_name (self);
+  _serio_shape_parse (name != NULL ? name : "", serio_reader_get_n_values (self), &base_len, dims, &n);
+  *n_dims = n;
+
+  return g_memdup2 (dims, MAX (n, 1) * sizeof (guint64));
+}
+
+/**
+ * serio_reader_get_base_name:
+ * @self: a #SerioReader
+ *
+ * Gets the name of the current array without its shape suffix, as
+ * [method@Serio.Bundle.get_base_name] does.
+ *
+ * Returns: (transfer full) (nullable): the base name, or %NULL before the
+ *   first array
+ */
+char *
+serio_reader_get_base_name (SerioReader *self)
+{
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  const char *name;
+  gsize base_len;
+  guint n;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), NULL);
+
+  name = serio_reader_get_name (self);
+  if (name == NULL)
+    return NULL;
+
+  _serio_shape_parse (name, serio_reader_get_n_values (self), &base_len, dims, &n);
+  return g_strndup (name, base_len);
 }
 
 /**

@@ -41,6 +41,11 @@ gboolean      serio_reader_next             (SerioReader    *self,
 SERIO_AVAILABLE_IN_ALL
 const char   *serio_reader_get_name         (SerioReader    *self);
 SERIO_AVAILABLE_IN_ALL
+char         *serio_reader_get_base_name    (SerioReader    *self);
+SERIO_AVAILABLE_IN_ALL
+guint64      *serio_reader_get_shape        (SerioReader    *self,
+                                             guint          *n_dims);
+SERIO_AVAILABLE_IN_ALL
 guint64       serio_reader_get_n_values     (SerioReader    *self);
 SERIO_AVAILABLE_IN_ALL
 guint64       serio_reader_get_n_left       (SerioReader    *self);

@@ -538,6 +538,40 @@ test_skip (void)
   g_assert_error (error, SERIO_ERROR, SERIO_ERROR_INTEGRITY);
 }
 
+/* Shapes and base names, as the bundle gives them. */
+static void
+test_shapes (void)
+{
+  const char *text = "v1|w[2x3]|6|1,2,3,4,5,6\nv1|s[]|1|5\nv1|bad[2x2]|3|1,2,3\n"
+                     "v1|plain|2|1,2\nv1|e[0x4]|0|\n";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (text, strlen (text));
+  g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (bytes, NULL);
+  g_autoptr(GInputStream) stream = test_chunked_input_stream_new (bytes, -5);
+  g_autoptr(SerioReader) reader = serio_reader_new (stream);
+  g_autoptr(GError) error = NULL;
+  guint index = 0;
+  guint n_dims;
+
+  g_assert_null (serio_reader_get_base_name (reader));
+  g_free (serio_reader_get_shape (reader, &n_dims));
+  g_assert_cmpuint (n_dims, ==, 1);
+
+  while (serio_reader_next (reader, NULL, &error))
+    {
+      guint expected_dims;
+      g_autofree guint64 *shape = serio_reader_get_shape (reader, &n_dims);
+      g_autofree guint64 *expected = serio_bundle_get_shape (bundle, index, &expected_dims);
+      g_autofree char *base = serio_reader_get_base_name (reader);
+      g_autofree char *expected_base = serio_bundle_get_base_name (bundle, index);
+
+      g_assert_cmpstr (base, ==, expected_base);
+      g_assert_cmpmem (shape, n_dims * sizeof (guint64), expected, expected_dims * sizeof (guint64));
+      index++;
+    }
+  g_assert_no_error (error);
+  g_assert_cmpuint (index, ==, 5);
+}
+
 /* A count no text can hold is not allocated for. */
 static void
 test_hostile_count (void)
@@ -593,6 +627,7 @@ main (int    argc,
   g_test_add_data_func ("/reader/large/records", GINT_TO_POINTER (FALSE), test_large);
   g_test_add_data_func ("/reader/large/one-line", GINT_TO_POINTER (TRUE), test_large);
   g_test_add_func ("/reader/skip", test_skip);
+  g_test_add_func ("/reader/shapes", test_shapes);
   g_test_add_func ("/reader/hostile-count", test_hostile_count);
   g_test_add_func ("/reader/stream-error", test_stream_error);
 
