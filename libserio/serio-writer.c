@@ -132,6 +132,15 @@ enum {
   N_PROPS
 };
 
+
+/* The number that picks a message's plural form: counts beyond what
+ * ngettext() takes pick the form of the largest it does. */
+static gulong
+plural_of (guint64 n)
+{
+  return n > G_MAXULONG ? G_MAXULONG : (gulong) n;
+}
+
 static GParamSpec *properties[N_PROPS];
 
 /* Closes the stream so that a file being replaced keeps its old contents. */
@@ -616,10 +625,16 @@ serio_writer_begin_array (SerioWriter   *self,
 
   if (self->in_array)
     {
+      g_autofree char *missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
+
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   /* TRANSLATORS: the placeholder is a number of values */
-                   _("The array begun before still misses %" G_GUINT64_FORMAT " values"),
-                   self->n_missing);
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: the placeholder is a number
+                                 * of values */
+                                "The array begun before still misses %s value",
+                                "The array begun before still misses %s values",
+                                plural_of (self->n_missing)),
+                   missing);
       return FALSE;
     }
 
@@ -827,11 +842,17 @@ check_room (SerioWriter  *self,
 
   if (n_values > self->n_missing)
     {
+      g_autofree char *given = g_strdup_printf ("%" G_GSIZE_FORMAT, n_values);
+      g_autofree char *missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
+
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   /* TRANSLATORS: both placeholders are numbers of values */
-                   _("Too many values: %" G_GSIZE_FORMAT " given, but the array needs only %"
-                     G_GUINT64_FORMAT " more"),
-                   n_values, self->n_missing);
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: both placeholders are numbers
+                                 * of values; the plural follows the second */
+                                "Too many values: %s given, but the array needs only %s more",
+                                "Too many values: %s given, but the array needs only %s more",
+                                plural_of (self->n_missing)),
+                   given, missing);
       return FALSE;
     }
 
@@ -914,10 +935,12 @@ serio_writer_add_bytes (SerioWriter   *self,
   data = g_bytes_get_data (values, &size);
   if (size % sizeof (double) != 0)
     {
+      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
                    /* TRANSLATORS: the placeholder is a number of bytes */
-                   _("The values take %" G_GSIZE_FORMAT " bytes, which is not a multiple of 8"),
-                   size);
+                   _("The values take %s bytes, which is not a multiple of 8"),
+                   taken);
       return FALSE;
     }
 
@@ -1004,9 +1027,11 @@ serio_writer_write_bytes (SerioWriter   *self,
   size = g_bytes_get_size (values);
   if (size % sizeof (double) != 0)
     {
+      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("The values take %" G_GSIZE_FORMAT " bytes, which is not a multiple of 8"),
-                   size);
+                   _("The values take %s bytes, which is not a multiple of 8"),
+                   taken);
       return FALSE;
     }
 
@@ -1049,10 +1074,16 @@ serio_writer_finish (SerioWriter   *self,
 
   if (self->in_array)
     {
+      g_autofree char *missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
+
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("The text cannot be finished: its last array still misses %"
-                     G_GUINT64_FORMAT " values"),
-                   self->n_missing);
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: the placeholder is a number
+                                 * of values */
+                                "The text cannot be finished: its last array still misses %s value",
+                                "The text cannot be finished: its last array still misses %s values",
+                                plural_of (self->n_missing)),
+                   missing);
       return FALSE;
     }
 
