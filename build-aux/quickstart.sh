@@ -23,6 +23,7 @@ build_packages=(
   ninja-build
   pkg-config
   valac
+  zlib1g-dev
 )
 demo_packages=(
   python3-gi

@@ -11,9 +11,11 @@
 #include <glib/gi18n-lib.h>
 
 #include "serio-bundle.h"
+#include "serio-bundle-stream.h"
 #include "serio-codec.h"
 #include "serio-error.h"
 #include "serio-private.h"
+#include "serio-stream-private.h"
 #include "serio-save.h"
 #include "serio-shape.h"
 
@@ -319,6 +321,26 @@ from_data (const char  *text,
     return NULL;
 
   return g_steal_pointer (&self);
+}
+
+/* For the stream loader (serio-bundle-stream.c): appends an array read
+ * from a text, whose name is valid and whose canonical values live in
+ * @owner (held by the bundle from then on), or are empty. Consecutive
+ * arrays may share an owner. */
+void
+_serio_bundle_add_read_array (SerioBundle  *self,
+                              const char   *name,
+                              const double *values,
+                              gsize         n_values,
+                              GBytes       *owner)
+{
+  const char *stored = g_string_chunk_insert (self->names, name);
+
+  if (owner != NULL &&
+      (self->blocks->len == 0 || g_ptr_array_index (self->blocks, self->blocks->len - 1) != owner))
+    g_ptr_array_add (self->blocks, g_bytes_ref (owner));
+
+  add_entry (self, stored, values, n_values, owner);
 }
 
 /**
@@ -866,7 +888,10 @@ serio_bundle_equal (SerioBundle *a,
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
- * Reads @file and parses it like [ctor@Serio.Bundle.from_bytes].
+ * Reads @file and parses it like [ctor@Serio.Bundle.from_bytes]. The file
+ * is read through a [class@Serio.Reader] (see
+ * [ctor@Serio.Bundle.new_from_stream]), so that loading needs memory for
+ * the values, not for the text.
  *
  * Failing to read the file gives a %G_IO_ERROR (such as
  * %G_IO_ERROR_NOT_FOUND or %G_IO_ERROR_IS_DIRECTORY); bad contents give a
@@ -883,26 +908,29 @@ serio_bundle_from_file (GFile         *file,
                         GCancellable  *cancellable,
                         GError       **error)
 {
-  g_autofree char *contents = NULL;
+  g_autoptr(GFileInputStream) stream = NULL;
   g_autoptr(GError) local_error = NULL;
-  gsize len;
   SerioBundle *bundle;
 
   g_return_val_if_fail (G_IS_FILE (file), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!g_file_load_contents (file, cancellable, &contents, &len, NULL, error))
+  stream = g_file_read (file, cancellable, error);
+  if (stream == NULL)
     return NULL;
 
-  bundle = from_data (contents, len, &local_error);
+  bundle = serio_bundle_new_from_stream (G_INPUT_STREAM (stream), cancellable, &local_error);
   if (bundle == NULL)
     {
-      g_autofree char *name = g_file_get_parse_name (file);
+      if (local_error->domain == SERIO_ERROR)
+        {
+          g_autofree char *name = g_file_get_parse_name (file);
 
-      /* TRANSLATORS: a file name, before an error message about its
-       * contents */
-      g_prefix_error (&local_error, _("%s: "), name);
+          /* TRANSLATORS: a file name, before an error message about its
+           * contents */
+          g_prefix_error (&local_error, _("%s: "), name);
+        }
       g_propagate_error (error, g_steal_pointer (&local_error));
     }
 
@@ -989,7 +1017,9 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
  * text between two records that let every reader of this library verify
  * it, so that damage is reported instead of loading as other weights. Use
  * [method@Serio.Bundle.save_to_file_full] with %SERIO_SAVE_FLAGS_PLAIN for
- * plain v1 text.
+ * plain v1 text. The text is written through a [class@Serio.Writer], a few
+ * megabytes at a time: saving needs no memory for it, however large the
+ * bundle.
  *
  * The text goes to a temporary file in the directory of @file, which is
  * synced to disk and then renamed over @file (or linked in, for a new
@@ -1053,9 +1083,7 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
                                 GCancellable    *cancellable,
                                 GError         **error)
 {
-  g_autoptr(GBytes) bytes = NULL;
-  gsize len;
-  char *text;
+  g_autoptr(SerioSave) save = NULL;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (G_IS_FILE (file), FALSE);
@@ -1063,10 +1091,14 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  text = serialize (self, (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, &len);
-  bytes = g_bytes_new_take (text, len);
+  /* The text goes through a SerioWriter's bounded buffer: the save needs
+   * no memory for the text, whatever the size of the bundle. */
+  save = _serio_save_begin (file, cancellable, error);
+  if (save == NULL ||
+      !serio_bundle_write_to_stream (self, _serio_save_get_stream (save), flags, cancellable, error))
+    return FALSE;
 
-  return _serio_save_bytes (file, bytes, cancellable, error);
+  return _serio_save_commit (g_steal_pointer (&save), cancellable, error);
 }
 
 typedef struct

@@ -457,11 +457,7 @@ _serio_seal_write_close (char    *out,
 /* Reader                                                             */
 /* ------------------------------------------------------------------ */
 
-typedef struct
-{
-  SerioError  code;
-  const char *reason;           /* untranslated, marked with N_() */
-} Problem;
+typedef SerioCodecProblem Problem;
 
 static inline guint64
 load_le64 (const char *p)
@@ -753,6 +749,13 @@ describe_bytes (const char *text,
   return g_string_free (out, FALSE);
 }
 
+char *
+_serio_codec_describe (const char *text,
+                       gsize       len)
+{
+  return describe_bytes (text, len);
+}
+
 static gulong
 count_lines (const char *text,
              gsize       len)
@@ -799,7 +802,7 @@ static void
 set_token_error (GError     **error,
                  const Problem *problem,
                  gulong       line,
-                 gsize        index,
+                 guint64      index,
                  const char  *token,
                  const char  *line_end)
 {
@@ -826,6 +829,56 @@ set_token_error (GError     **error,
                             (gulong) index, shown, _(problem->reason));
   if (*error != NULL && (*error)->domain == SERIO_ERROR)
     _serio_error_set_location (*error, line, index, detail);
+}
+
+void
+_serio_codec_set_token_error (GError                  **error,
+                              const SerioCodecProblem  *problem,
+                              gulong                    line,
+                              guint64                   index,
+                              const char               *token,
+                              const char               *line_end)
+{
+  set_token_error (error, problem, line, index, token, line_end);
+}
+
+void
+_serio_codec_set_length_error (GError     **error,
+                               gulong       line,
+                               const char  *declared,
+                               guint64      n_tokens)
+{
+  set_line_error (error, SERIO_ERROR_LENGTH, line,
+                  g_dngettext (GETTEXT_PACKAGE,
+                               /* TRANSLATORS: the count as written in
+                                * the file, and the number of values the
+                                * record really holds */
+                               "the count is %s but the record holds %lu value",
+                               "the count is %s but the record holds %lu values",
+                               n_tokens),
+                  declared, (gulong) n_tokens);
+}
+
+void
+_serio_codec_set_memory_error (GError **error,
+                               gulong   line,
+                               guint64  count)
+{
+  g_autofree char *declared = g_strdup_printf ("%" G_GUINT64_FORMAT, count);
+
+  set_line_error (error, SERIO_ERROR_LENGTH, line,
+                  /* TRANSLATORS: the count of a record, whose
+                   * values cannot all be allocated */
+                  _("the count %s is too large for the memory of this system"),
+                  declared);
+}
+
+void
+_serio_codec_set_truncated_error (GError **error,
+                                  gulong   line)
+{
+  set_line_error (error, SERIO_ERROR_TRUNCATED, line, "%s",
+                  _("the input does not end with a line feed; it may have been cut short"));
 }
 
 /* "v" or "V", one or more digits, then "|". */
@@ -1051,19 +1104,14 @@ hash_upto (ReadContext *context,
   context->hash_next = upto + HASH_BLOCK;
 }
 
-static gboolean
-parse_record (const char   *p,
-              const char   *line_end,
-              const char   *buf_end,
-              gulong        line,
-              ReadContext  *context,
-              GError      **error)
+gboolean
+_serio_codec_parse_name (const char        *p,
+                         const char        *line_end,
+                         gulong             line,
+                         SerioCodecHeader  *header,
+                         GError           **error)
 {
-  const char *name, *bar, *count_start, *s;
-  guint64 count;
-  gsize count_digits, field_len, max_tokens, n_tokens, store_limit;
-  double *values = NULL;
-  SerioNameKind kind;
+  const char *name, *bar;
 
   if (G_UNLIKELY (line_end - p < 3 || p[0] != 'v' || p[1] != '1' || p[2] != '|'))
     {
@@ -1093,7 +1141,118 @@ parse_record (const char   *p,
       return FALSE;
     }
 
-  kind = _serio_seal_name_kind (name, bar - name);
+  header->name = name;
+  header->name_len = bar - name;
+  header->kind = _serio_seal_name_kind (name, bar - name);
+
+  return TRUE;
+}
+
+gboolean
+_serio_codec_parse_count (SerioCodecHeader  *header,
+                          const char        *line_end,
+                          const char        *buf_end,
+                          gulong             line,
+                          GError           **error)
+{
+  const char *count_start = header->name + header->name_len + 1;
+  const char *s;
+
+  if (G_UNLIKELY (!g_ascii_isdigit (*count_start)))
+    goto bad_count;
+  s = scan_digits (count_start, buf_end, &header->count, &header->count_digits);
+  if (G_UNLIKELY (*s != '|' || (*count_start == '0' && header->count_digits > 1)))
+    goto bad_count;
+
+  header->count_start = count_start;
+  header->count_exact = header->count_digits <= MAX_EXACT_DIGITS;
+  header->values = s + 1;
+  return TRUE;
+
+bad_count:
+  {
+    const char *count_end = memchr (count_start, '|', line_end - count_start);
+    g_autofree char *shown = describe_bytes (count_start,
+                                             (count_end ? count_end : line_end) - count_start);
+
+    set_line_error (error, SERIO_ERROR_SYNTAX, line,
+                    _("the count “%s” is not a decimal number without sign or "
+                      "leading zero, followed by “|”"),
+                    shown);
+    return FALSE;
+  }
+}
+
+gsize
+_serio_codec_parse_tokens (const char         **s_inout,
+                           const char          *seg_end,
+                           const char          *buf_end,
+                           double              *values,
+                           gsize                max_tokens,
+                           gboolean            *ended,
+                           SerioCodecProblem   *problem)
+{
+  const char *s = *s_inout;
+  gsize n = 0;
+
+  *ended = FALSE;
+  problem->reason = NULL;
+
+  while (n < max_tokens)
+    {
+      guint64 bits;
+      const char *next = parse_token (s, seg_end, buf_end, &bits, problem);
+
+      if (G_UNLIKELY (next == NULL))
+        break;
+      if (values != NULL)
+        memcpy (values + n, &bits, sizeof bits);
+      n++;
+      if (next == seg_end)
+        {
+          s = next;
+          *ended = TRUE;
+          break;
+        }
+      s = next + 1;
+    }
+
+  *s_inout = s;
+  return n;
+}
+
+gboolean
+_serio_codec_parse_long_token (const char         *token,
+                               gsize               len,
+                               const char        **end,
+                               SerioCodecProblem  *problem)
+{
+  guint64 bits;
+
+  problem->reason = NULL;
+  *end = parse_token (token, token + len, token + len + 1, &bits, problem);
+
+  return *end != NULL;
+}
+
+static gboolean
+parse_record (const char   *p,
+              const char   *line_end,
+              const char   *buf_end,
+              gulong        line,
+              ReadContext  *context,
+              GError      **error)
+{
+  SerioCodecHeader header;
+  const char *s;
+  gsize field_len, max_tokens, n_tokens, store_limit;
+  double *values = NULL;
+  SerioNameKind kind;
+
+  if (G_UNLIKELY (!_serio_codec_parse_name (p, line_end, line, &header, error)))
+    return FALSE;
+
+  kind = header.kind;
   if (G_UNLIKELY (kind != SERIO_NAME_ARRAY))
     {
       if (!_serio_seal_check_name (&context->seal, kind, line, error))
@@ -1109,39 +1268,29 @@ parse_record (const char   *p,
         }
     }
 
-  count_start = bar + 1;
-  if (G_UNLIKELY (!g_ascii_isdigit (*count_start)))
-    goto bad_count;
-  s = scan_digits (count_start, buf_end, &count, &count_digits);
-  if (G_UNLIKELY (*s != '|' || (*count_start == '0' && count_digits > 1)))
-    goto bad_count;
+  if (G_UNLIKELY (!_serio_codec_parse_count (&header, line_end, buf_end, line, error)))
+    return FALSE;
 
   /* n tokens take at least 2n - 1 bytes: a count beyond that cannot match,
    * and nothing is allocated for it. */
-  s++;
+  s = header.values;
   field_len = line_end - s;
   max_tokens = field_len / 2 + (field_len & 1);
-  if (G_LIKELY (count_digits <= MAX_EXACT_DIGITS && count <= max_tokens))
+  if (G_LIKELY (header.count_exact && header.count <= max_tokens))
     {
       if (G_LIKELY (kind == SERIO_NAME_ARRAY))
         {
-          values = context->begin_array (name, bar - name, count, context->user_data);
-          if (G_UNLIKELY (values == NULL && count > 0))
+          values = context->begin_array (header.name, header.name_len, header.count, context->user_data);
+          if (G_UNLIKELY (values == NULL && header.count > 0))
             {
-              g_autofree char *declared = g_strdup_printf ("%" G_GUINT64_FORMAT, count);
-
-              set_line_error (error, SERIO_ERROR_LENGTH, line,
-                              /* TRANSLATORS: the count of a record, whose
-                               * values cannot all be allocated */
-                              _("the count %s is too large for the memory of this system"),
-                              declared);
+              _serio_codec_set_memory_error (error, line, header.count);
               return FALSE;
             }
         }
-      else if (count <= G_N_ELEMENTS (context->reserved))
+      else if (header.count <= G_N_ELEMENTS (context->reserved))
         values = context->reserved;
     }
-  store_limit = values != NULL ? count : 0;
+  store_limit = values != NULL ? header.count : 0;
 
   n_tokens = 0;
   if (field_len > 0)
@@ -1169,36 +1318,15 @@ parse_record (const char   *p,
         }
     }
 
-  if (G_UNLIKELY (count_digits > MAX_EXACT_DIGITS || count != n_tokens))
+  if (G_UNLIKELY (!header.count_exact || header.count != n_tokens))
     {
-      g_autofree char *declared = describe_bytes (count_start, count_digits);
+      g_autofree char *declared = describe_bytes (header.count_start, header.count_digits);
 
-      set_line_error (error, SERIO_ERROR_LENGTH, line,
-                      g_dngettext (GETTEXT_PACKAGE,
-                                   /* TRANSLATORS: the count as written in
-                                    * the file, and the number of values the
-                                    * record really holds */
-                                   "the count is %s but the record holds %lu value",
-                                   "the count is %s but the record holds %lu values",
-                                   n_tokens),
-                      declared, (gulong) n_tokens);
+      _serio_codec_set_length_error (error, line, declared, n_tokens);
       return FALSE;
     }
 
   return _serio_seal_check_record (&context->seal, kind, n_tokens, context->reserved, line, error);
-
-bad_count:
-  {
-    const char *count_end = memchr (count_start, '|', line_end - count_start);
-    g_autofree char *shown = describe_bytes (count_start,
-                                             (count_end ? count_end : line_end) - count_start);
-
-    set_line_error (error, SERIO_ERROR_SYNTAX, line,
-                    _("the count “%s” is not a decimal number without sign or "
-                      "leading zero, followed by “|”"),
-                    shown);
-    return FALSE;
-  }
 }
 
 gboolean
@@ -1223,8 +1351,7 @@ _serio_codec_read (const char           *text,
 
   if (G_UNLIKELY (text[len - 1] != '\n'))
     {
-      set_line_error (error, SERIO_ERROR_TRUNCATED, count_lines (text, len), "%s",
-                      _("the input does not end with a line feed; it may have been cut short"));
+      _serio_codec_set_truncated_error (error, count_lines (text, len));
       return FALSE;
     }
 

@@ -146,4 +146,79 @@ gboolean      _serio_seal_check_finish   (SerioSealCheck  *check,
                                           GError         **error);
 void          _serio_seal_check_clear    (SerioSealCheck  *check);
 
+/* The pieces of the reader, shared by the in-memory reader and the stream
+ * reader (serio-reader.c), so that both accept the same texts and fail
+ * with the same codes and messages. */
+
+typedef struct
+{
+  int         code;             /* a SerioError */
+  const char *reason;           /* untranslated, marked with N_() */
+} SerioCodecProblem;
+
+/* What the start of a record holds: "v1|" name "|" count "|". */
+typedef struct
+{
+  const char    *name;
+  gsize          name_len;
+  SerioNameKind  kind;
+  const char    *count_start;
+  gsize          count_digits;
+  guint64        count;         /* when count_exact */
+  gboolean       count_exact;   /* the count has at most 19 digits */
+  const char    *values;        /* the first byte after the count's "|" */
+} SerioCodecHeader;
+
+/* Checks the version tag and the name of the record at @p, which ends at
+ * @line_end (its CR LF or LF excluded), and fills in the name and kind. */
+gboolean _serio_codec_parse_name         (const char         *p,
+                                          const char         *line_end,
+                                          gulong              line,
+                                          SerioCodecHeader   *header,
+                                          GError            **error);
+/* Then parses the count. @buf_end bounds the 8-byte loads; the digits of
+ * the count must be followed by a non-digit before it. */
+gboolean _serio_codec_parse_count        (SerioCodecHeader   *header,
+                                          const char         *line_end,
+                                          const char         *buf_end,
+                                          gulong              line,
+                                          GError            **error);
+/* Parses up to @max_tokens tokens from *@s_inout, each ending at a comma
+ * or at @seg_end, whose byte is a comma or ends the line. Stores their
+ * values in @values unless it is %NULL. Returns the number parsed and
+ * leaves *@s_inout at the start of the next token; sets @ended when the
+ * last one ended at @seg_end. On a bad token, *@s_inout is that token and
+ * problem->reason is set (it is %NULL otherwise). */
+gsize    _serio_codec_parse_tokens       (const char        **s_inout,
+                                          const char         *seg_end,
+                                          const char         *buf_end,
+                                          double             *values,
+                                          gsize               max_tokens,
+                                          gboolean           *ended,
+                                          SerioCodecProblem  *problem);
+/* Parses the @len bytes at @token as one token; the byte at @token + @len
+ * must be a comma or a line feed. */
+gboolean _serio_codec_parse_long_token   (const char         *token,
+                                          gsize               len,
+                                          const char        **end,
+                                          SerioCodecProblem  *problem);
+char    *_serio_codec_describe           (const char         *text,
+                                          gsize               len);
+void     _serio_codec_set_token_error    (GError            **error,
+                                          const SerioCodecProblem *problem,
+                                          gulong              line,
+                                          guint64             index,
+                                          const char         *token,
+                                          const char         *line_end);
+void     _serio_codec_set_length_error   (GError            **error,
+                                          gulong              line,
+                                          const char         *declared,
+                                          guint64             n_tokens);
+/* The values of a record of @count values cannot be allocated. */
+void     _serio_codec_set_memory_error   (GError            **error,
+                                          gulong              line,
+                                          guint64             count);
+void     _serio_codec_set_truncated_error (GError           **error,
+                                          gulong              line);
+
 G_END_DECLS

@@ -12,8 +12,11 @@
 #include "serio-version-macros.h"
 
 #include "serio-bundle.h"
+#include "serio-bundle-stream.h"
 #include "serio-checksum.h"
 #include "serio-enums.h"
 #include "serio-error.h"
+#include "serio-reader.h"
+#include "serio-writer.h"
 
 #undef SERIO_INSIDE

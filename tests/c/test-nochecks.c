@@ -23,14 +23,16 @@
   g_test_expect_message ("Serio", G_LOG_LEVEL_CRITICAL, "*assertion*failed*")
 
 /* Proves that the library under test is the one without checks: an
- * ordinary precondition vanishes (with checks, this is a critical, which
- * fails the test). */
+ * ordinary precondition, that @error is not set already, vanishes (with
+ * checks, this is a critical, which fails the test, and no bundle). */
 static void
 test_checks_are_disabled (void)
 {
-  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(GError) error = g_error_new_literal (G_IO_ERROR, G_IO_ERROR_FAILED, "set before");
+  g_autoptr(SerioBundle) bundle = serio_bundle_from_string ("", &error);
 
-  g_assert_false (serio_bundle_lookup (bundle, NULL, NULL));
+  g_assert_nonnull (bundle);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_FAILED);
 }
 
 static void

@@ -75,6 +75,7 @@ base_name (const char *path)
   return slash != NULL ? slash + 1 : path;
 }
 
+__attribute__ ((format (printf, 1, 2)))
 static void
 log_line (const char *format,
           ...)

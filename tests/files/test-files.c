@@ -1551,7 +1551,6 @@ test_kill_leftovers (void)
         const char *argv[] = { self_path, "--save", NULL, "1", "1", NULL };
         const char *env[] = { unnamed ? NULL : "SERIO_PRELOAD_NO_TMPFILE=1", NULL };
         g_autofree char *out = NULL;
-        g_autofree char *listing = NULL;
         g_autoptr(GDir) dir = NULL;
         const char *name;
         guint n_temp = 0;

@@ -1,0 +1,366 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-bench-stream.c: time and peak memory of the file and stream paths
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * Each measurement runs in a child process of its own, so that its peak
+ * resident set (getrusage's ru_maxrss) is its own. Printed per operation
+ * and size: wall and thread-CPU nanoseconds per value, the peak RSS, and
+ * how far the peak went above the RSS the child had just before the
+ * operation (for a save, the bundle itself is already resident then).
+ * The peak is reset just before the operation where Linux allows it
+ * (/proc/self/clear_refs), so that making the bundle does not count.
+ *
+ *   build/bench/serio-bench-stream [--sizes 1000000,10000000] [--dir DIR]
+ *
+ * Wall time over thread CPU time shows what more threads bring
+ * (SERIO_THREADS=1 against the default). Values are random bit patterns (about 20 bytes of text each). The file
+ * is written to DIR (default: the temporary directory) and removed.
+ */
+
+#include "config.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <serio.h>
+
+typedef enum
+{
+  OP_SAVE_TO_FILE,
+  OP_WRITE_TO_STREAM,
+  OP_WRITE_TO_NULL,
+  OP_FROM_FILE,
+  OP_READER_SCAN,
+  OP_FROM_BYTES,
+  N_OPS
+} Op;
+
+static const char *op_names[N_OPS] = {
+  "save_to_file",
+  "write_to_stream(file)",
+  "write_to_stream(null)",
+  "from_file",
+  "reader(file, 64 Ki)",
+  "load+from_bytes",
+};
+
+typedef struct
+{
+  double wall_ns;
+  double cpu_ns;
+  long   peak_kib;
+  long   start_kib;
+  int    peak_reset;
+  int    ok;
+} Result;
+
+static double
+thread_cpu_ns (void)
+{
+  struct timespec ts;
+
+  clock_gettime (CLOCK_THREAD_CPUTIME_ID, &ts);
+  return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+/* The resident set now, in KiB. */
+static long
+current_rss_kib (void)
+{
+  g_autofree char *statm = NULL;
+  long pages = 0, resident = 0;
+
+  if (g_file_get_contents ("/proc/self/statm", &statm, NULL, NULL) &&
+      sscanf (statm, "%ld %ld", &pages, &resident) == 2)
+    return resident * (sysconf (_SC_PAGESIZE) / 1024);
+
+  return 0;
+}
+
+/* Resets the peak resident set to the current one (Linux 4.0 and later);
+ * returns FALSE where that is not possible. */
+static gboolean
+reset_peak_rss (void)
+{
+  FILE *clear_refs = fopen ("/proc/self/clear_refs", "w");
+  gboolean ok;
+
+  if (clear_refs == NULL)
+    return FALSE;
+  ok = fputs ("5", clear_refs) >= 0;
+  return fclose (clear_refs) == 0 && ok;
+}
+
+/* The peak resident set since the reset, in KiB, or -1. */
+static long
+peak_rss_kib (void)
+{
+  g_autofree char *status = NULL;
+  const char *hwm;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL) ||
+      (hwm = strstr (status, "VmHWM:")) == NULL)
+    return -1;
+
+  return strtol (hwm + strlen ("VmHWM:"), NULL, 10);
+}
+
+static SerioBundle *
+random_bundle (gsize n)
+{
+  SerioBundle *bundle = serio_bundle_new ();
+  double *values = g_new (double, n);
+  GRand *rand = g_rand_new_with_seed (20261201);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      guint64 bits = ((guint64) g_rand_int (rand) << 32) | g_rand_int (rand);
+
+      /* no NaN: it would only shorten the text */
+      if (((bits >> 52) & 0x7ff) == 0x7ff)
+        bits &= ~(G_GUINT64_CONSTANT (1) << 62);
+      memcpy (&values[i], &bits, sizeof bits);
+    }
+
+  serio_bundle_append (bundle, "weights", values, n);
+  g_free (values);
+  g_rand_free (rand);
+
+  return bundle;
+}
+
+/* Runs @op in the child; the file exists for the reading operations. */
+G_GNUC_NORETURN static void
+run_child (Op          op,
+           gsize       n,
+           const char *path,
+           int         fd)
+{
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(SerioBundle) bundle = NULL;
+  g_autoptr(GError) error = NULL;
+  struct rusage usage;
+  Result result = { 0 };
+  gint64 start;
+  double cpu;
+
+  if (op == OP_SAVE_TO_FILE || op == OP_WRITE_TO_STREAM || op == OP_WRITE_TO_NULL)
+    bundle = random_bundle (n);
+
+  /* The peak is the operation's, not that of making the bundle. */
+  result.peak_reset = reset_peak_rss ();
+  result.start_kib = current_rss_kib ();
+  start = g_get_monotonic_time ();
+  cpu = thread_cpu_ns ();
+
+  switch (op)
+    {
+    case OP_SAVE_TO_FILE:
+      result.ok = serio_bundle_save_to_file (bundle, file, NULL, &error);
+      break;
+
+    case OP_WRITE_TO_STREAM:
+      {
+        g_autoptr(GFileOutputStream) out = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
+
+        result.ok = out != NULL &&
+                    serio_bundle_write_to_stream (bundle, G_OUTPUT_STREAM (out), SERIO_SAVE_FLAGS_NONE,
+                                                  NULL, &error) &&
+                    g_output_stream_close (G_OUTPUT_STREAM (out), NULL, &error);
+      }
+      break;
+
+    case OP_WRITE_TO_NULL:
+      {
+        g_autoptr(GFile) null = g_file_new_for_path ("/dev/null");
+        g_autoptr(GFileOutputStream) out = g_file_append_to (null, G_FILE_CREATE_NONE, NULL, &error);
+
+        result.ok = out != NULL &&
+                    serio_bundle_write_to_stream (bundle, G_OUTPUT_STREAM (out), SERIO_SAVE_FLAGS_NONE,
+                                                  NULL, &error);
+      }
+      break;
+
+    case OP_FROM_FILE:
+      bundle = serio_bundle_from_file (file, NULL, &error);
+      result.ok = bundle != NULL && serio_bundle_get_n_arrays (bundle) == 1;
+      break;
+
+    case OP_READER_SCAN:
+      {
+        g_autoptr(GFileInputStream) in = g_file_read (file, NULL, &error);
+        g_autoptr(SerioReader) reader = in != NULL ? serio_reader_new (G_INPUT_STREAM (in)) : NULL;
+        static double chunk[64 * 1024];
+        gsize total = 0;
+
+        while (reader != NULL && serio_reader_next (reader, NULL, &error))
+          {
+            gsize got;
+
+            do
+              {
+                if (!serio_reader_read_values (reader, chunk, G_N_ELEMENTS (chunk), &got, NULL, &error))
+                  break;
+                total += got;
+              }
+            while (got > 0);
+          }
+        result.ok = error == NULL && total == n;
+      }
+      break;
+
+    case OP_FROM_BYTES:
+      {
+        g_autoptr(GBytes) contents = g_file_load_bytes (file, NULL, NULL, &error);
+
+        bundle = contents != NULL ? serio_bundle_from_bytes (contents, &error) : NULL;
+        result.ok = bundle != NULL;
+      }
+      break;
+
+    case N_OPS:
+    default:
+      g_assert_not_reached ();
+    }
+
+  result.cpu_ns = (thread_cpu_ns () - cpu) / n;
+  result.wall_ns = (g_get_monotonic_time () - start) * 1000.0 / n;
+  getrusage (RUSAGE_SELF, &usage);
+  result.peak_kib = result.peak_reset && peak_rss_kib () > 0 ? peak_rss_kib () : usage.ru_maxrss;
+
+  if (error != NULL)
+    g_printerr ("%s: %s\n", op_names[op], error->message);
+
+  if (write (fd, &result, sizeof result) != sizeof result)
+    _exit (2);
+  _exit (0);
+}
+
+static gboolean
+measure (Op          op,
+         gsize       n,
+         const char *path,
+         Result     *result)
+{
+  int fds[2];
+  pid_t pid;
+  int status;
+
+  if (pipe (fds) != 0)
+    return FALSE;
+
+  fflush (stdout);
+  pid = fork ();
+  if (pid == 0)
+    {
+      close (fds[0]);
+      run_child (op, n, path, fds[1]);
+    }
+  close (fds[1]);
+
+  if (read (fds[0], result, sizeof *result) != sizeof *result)
+    result->ok = FALSE;
+  close (fds[0]);
+  waitpid (pid, &status, 0);
+
+  return result->ok && WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+static char *
+cpu_model (void)
+{
+  g_autofree char *info = NULL;
+  g_auto(GStrv) lines = NULL;
+
+  if (!g_file_get_contents ("/proc/cpuinfo", &info, NULL, NULL))
+    return g_strdup ("unknown CPU");
+
+  lines = g_strsplit (info, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      if (g_str_has_prefix (lines[i], "model name"))
+        {
+          const char *colon = strchr (lines[i], ':');
+
+          return g_strstrip (g_strdup (colon != NULL ? colon + 1 : lines[i]));
+        }
+    }
+
+  return g_strdup ("unknown CPU");
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_autofree char *sizes_arg = NULL;
+  g_autofree char *dir = NULL;
+  g_autofree char *cpu = NULL;
+  g_autofree char *path = NULL;
+  g_auto(GStrv) sizes = NULL;
+  g_autoptr(GOptionContext) context = NULL;
+  g_autoptr(GError) error = NULL;
+  const GOptionEntry entries[] = {
+    { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_arg, "Numbers of values, comma-separated", "N,N" },
+    { "dir", 0, 0, G_OPTION_ARG_FILENAME, &dir, "Where to write the file", "DIR" },
+    { NULL }
+  };
+  int failures = 0;
+
+  context = g_option_context_new ("- time and peak memory of the file and stream paths");
+  g_option_context_add_main_entries (context, entries, NULL);
+  if (!g_option_context_parse (context, &argc, &argv, &error))
+    {
+      g_printerr ("%s\n", error->message);
+      return 1;
+    }
+
+  sizes = g_strsplit (sizes_arg != NULL ? sizes_arg : "1000000,10000000", ",", -1);
+  path = g_build_filename (dir != NULL ? dir : g_get_tmp_dir (), "serio-bench-stream.serio", NULL);
+  cpu = cpu_model ();
+
+  g_print ("# serio-bench-stream, %s (%u processors), libserio %s, SERIO_THREADS=%s, file %s\n",
+           cpu, g_get_num_processors (), SERIO_VERSION,
+           g_getenv ("SERIO_THREADS") != NULL ? g_getenv ("SERIO_THREADS") : "(unset)", path);
+  g_print ("# %-22s %11s %12s %12s %10s %14s\n",
+           "operation", "values", "wall ns/val", "cpu ns/val", "peak MiB", "above start MiB");
+
+  for (guint s = 0; sizes[s] != NULL; s++)
+    {
+      gsize n = g_ascii_strtoull (sizes[s], NULL, 10);
+      const Op order[] = { OP_SAVE_TO_FILE, OP_WRITE_TO_STREAM, OP_WRITE_TO_NULL, OP_FROM_FILE,
+                           OP_READER_SCAN, OP_FROM_BYTES };
+
+      if (n == 0)
+        continue;
+
+      for (gsize i = 0; i < G_N_ELEMENTS (order); i++)
+        {
+          Result r = { 0 };
+
+          if (!measure (order[i], n, path, &r))
+            {
+              g_print ("  %-22s %11" G_GSIZE_FORMAT "   failed\n", op_names[order[i]], n);
+              failures++;
+              continue;
+            }
+
+          g_print ("  %-22s %11" G_GSIZE_FORMAT " %12.1f %12.1f %10.1f %14.1f\n",
+                   op_names[order[i]], n, r.wall_ns, r.cpu_ns,
+                   r.peak_kib / 1024.0, (r.peak_kib - r.start_kib) / 1024.0);
+        }
+    }
+
+  g_unlink (path);
+
+  return failures == 0 ? 0 : 1;
+}

@@ -1,0 +1,1669 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-reader.c: v1 text read from a GInputStream, array by array
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * The reader keeps a window of the stream in a buffer and parses it with
+ * the pieces of the in-memory reader (serio-codec.c), so that both accept
+ * the same texts and fail with the same codes, lines, indexes and
+ * messages. Lines may be far longer than the buffer: the values of a
+ * record are parsed up to the last comma of the window, and the token cut
+ * by the window's end is moved to the front before the next read. Only the
+ * start of a record (its name and count) must fit in the buffer, which
+ * grows for it if needed.
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "serio-codec.h"
+#include "serio-error.h"
+#include "serio-private.h"
+#include "serio-reader.h"
+#include "serio-shape.h"
+#include "serio-stream-private.h"
+
+/**
+ * SerioReader:
+ *
+ * Reads v1 text from a [class@Gio.InputStream], one array after the
+ * other, with a bounded buffer: a file far larger than the memory can be
+ * read, and an array far larger than the buffer can be read in pieces.
+ *
+ * [method@Serio.Reader.next] moves to the next array and gives its name
+ * ([method@Serio.Reader.get_name]) and number of values
+ * ([method@Serio.Reader.get_n_values]); [method@Serio.Reader.read_values]
+ * or [method@Serio.Reader.read_bytes] then hand out its values in pieces
+ * of any size. An array that is not wanted is skipped with
+ * [method@Serio.Reader.skip_array] (or by calling
+ * [method@Serio.Reader.next] again): its values are not parsed, the reader
+ * only looks for the end of its line, so that finding one array in a large
+ * file costs about the time to read the bytes.
+ *
+ * ```c
+ * g_autoptr(SerioReader) reader = serio_reader_new (stream);
+ *
+ * while (serio_reader_next (reader, NULL, &error))
+ *   {
+ *     double chunk[4096];
+ *     gsize n;
+ *
+ *     do
+ *       {
+ *         if (!serio_reader_read_values (reader, chunk, G_N_ELEMENTS (chunk), &n, NULL, &error))
+ *           break;
+ *         use_values (serio_reader_get_name (reader), chunk, n);
+ *       }
+ *     while (n > 0);
+ *   }
+ * if (error != NULL)
+ *   … the text is not valid: drop everything that was read …
+ * ```
+ *
+ * The reader is as strict as [ctor@Serio.Bundle.from_bytes] and fails
+ * with the same [error@Serio.Error] codes and messages, naming the same
+ * lines and value indexes. A sealed text is verified against its seal,
+ * and its two seal records are not arrays: the reader does not yield them.
+ *
+ * ## Values are provisional
+ *
+ * A stream is read front to back, while some problems are only known at
+ * its end: a text cut short (even at a line boundary, for a sealed text),
+ * a seal that does not match, or a bad line further on. Everything the
+ * reader hands out is therefore provisional until
+ * [method@Serio.Reader.next] returned %FALSE without an error
+ * ([method@Serio.Reader.get_finished] is then %TRUE): only then was the
+ * whole text read and found valid. When the text is not valid, the error
+ * is the one that [ctor@Serio.Bundle.from_bytes] would give for the whole
+ * text, so the reader reads on to the end of the stream before it reports
+ * a problem, to see whether the text is cut short (which comes first).
+ *
+ * A skipped array is not validated in a plain text: a damaged value in it
+ * goes unnoticed. In a sealed text its bytes are still hashed, so damage
+ * anywhere is found by the seal.
+ *
+ * The name and count of an array come from the stream: do not allocate
+ * room for all the values of an array from its count alone, which a
+ * hostile text can make as large as it likes; read them in pieces, or
+ * grow the room as they come.
+ */
+
+#define DEFAULT_BUFFER_SIZE (1024 * 1024)
+#define MIN_BUFFER_SIZE     64
+
+/* A token longer than the buffer is invalid (a valid one has at most 23
+ * bytes); these many bytes of it are kept to show in the message. */
+#define LONG_TOKEN_SHOWN    64
+/* A long token is parsed from a digest that keeps every digit run of up
+ * to this many digits and shortens longer runs to this many (their last
+ * digit kept): the parser takes the same decision on both, since runs of
+ * 20 digits and more are out of range in every position. */
+#define LONG_TOKEN_RUN      24
+/* The parser decides within the first 52 bytes of a digest: a sign, a
+ * run, "p", a sign and a run, then the byte that must end the token. */
+#define LONG_TOKEN_DIGEST   100
+
+/* With several threads, a segment of values this long or longer is split
+ * between them. */
+#define PARALLEL_MIN_BYTES  (128 * 1024)
+#define MAX_THREADS         64
+
+/* One thread's share of a segment: the tokens of [start, end), where end
+ * is a comma or the segment's end. */
+typedef struct
+{
+  const char        *start;
+  const char        *end;
+  const char        *buf_end;
+  double            *out;
+  gsize              room;      /* in values */
+  gsize              n;
+  gboolean           ended;
+  SerioCodecProblem  problem;
+  const char        *stop;      /* the bad token, on a problem */
+} Part;
+
+/* read_bytes() starts with room for this many values. */
+#define FIRST_BYTES_ROOM    (64 * 1024)
+
+typedef enum
+{
+  STATE_LINE,       /* at the start of a line, no array */
+  STATE_VALUES,     /* in the values of the current array */
+  STATE_DONE,       /* the current array was read; at the start of a line */
+  STATE_END,        /* the whole text was read and is valid */
+  STATE_FAILED,
+} ReaderState;
+
+struct _SerioReader
+{
+  GObject         parent_instance;
+
+  GInputStream   *stream;
+  gsize           buffer_size;
+
+  char           *buf;
+  gsize           cap;
+  gsize           pos;          /* the window is buf[pos, end) */
+  gsize           end;
+  gboolean        eof;
+  guint8          last_byte;    /* the last byte read from the stream */
+  gulong          line;         /* the line at pos, 1-based */
+
+  /* The segment of values ahead, valid while seg_valid: buf[pos, seg_end)
+   * ends at a comma or, when seg_eol, at the line's end, whose line feed
+   * is at seg_nl. */
+  gboolean        seg_valid;
+  gboolean        seg_eol;
+  gsize           seg_end;
+  gsize           seg_nl;
+
+  /* Hashing: bytes before buf[hashed] went into @hashing, the state fed
+   * now (the prelude's until the first record, then the seal's), or
+   * nowhere when it is %NULL. */
+  XXH3_state_t   *prelude;
+  XXH3_state_t   *hashing;
+  gsize           hashed;
+  gboolean        seen_record;
+  SerioSealCheck  seal;
+
+  ReaderState     state;
+  GError         *failure;
+
+  /* The current record */
+  char           *name;
+  SerioNameKind   kind;
+  guint64         count;
+  gboolean        count_exact;
+  char           *declared;     /* the count as shown in messages */
+  guint64         n_tokens;     /* tokens parsed so far */
+  gboolean        field_start;  /* no token of the record looked at yet */
+  gboolean        line_done;    /* its last token was parsed */
+  gulong          record_line;
+
+  /* Parallel parsing */
+  guint           threads;      /* as set; 0 for the default */
+  GThreadPool    *pool;
+  Part            parts[MAX_THREADS];
+  GMutex          lock;
+  GCond           done;
+  guint           pending;
+};
+
+G_DEFINE_FINAL_TYPE (SerioReader, serio_reader, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_STREAM,
+  PROP_BUFFER_SIZE,
+  PROP_THREADS,
+  N_PROPS
+};
+
+static GParamSpec *properties[N_PROPS];
+
+static void
+serio_reader_finalize (GObject *object)
+{
+  SerioReader *self = (SerioReader *) object;
+
+  g_clear_object (&self->stream);
+  g_clear_pointer (&self->buf, g_free);
+  g_clear_pointer (&self->prelude, XXH3_freeState);
+  _serio_seal_check_clear (&self->seal);
+  g_clear_error (&self->failure);
+  g_clear_pointer (&self->name, g_free);
+  g_clear_pointer (&self->declared, g_free);
+  if (self->pool != NULL)
+    g_thread_pool_free (self->pool, FALSE, TRUE);
+  for (guint i = 0; i < MAX_THREADS; i++)
+    g_clear_pointer (&self->parts[i].out, g_free);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->done);
+
+  G_OBJECT_CLASS (serio_reader_parent_class)->finalize (object);
+}
+
+static void
+serio_reader_constructed (GObject *object)
+{
+  SerioReader *self = (SerioReader *) object;
+
+  G_OBJECT_CLASS (serio_reader_parent_class)->constructed (object);
+
+  self->cap = self->buffer_size;
+  self->buf = g_malloc (self->cap);
+}
+
+static void
+serio_reader_get_property (GObject    *object,
+                           guint       prop_id,
+                           GValue     *value,
+                           GParamSpec *pspec)
+{
+  SerioReader *self = SERIO_READER (object);
+
+  switch (prop_id)
+    {
+    case PROP_STREAM:
+      g_value_set_object (value, self->stream);
+      break;
+
+    case PROP_BUFFER_SIZE:
+      g_value_set_uint (value, self->buffer_size);
+      break;
+
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+serio_reader_set_property (GObject      *object,
+                           guint         prop_id,
+                           const GValue *value,
+                           GParamSpec   *pspec)
+{
+  SerioReader *self = SERIO_READER (object);
+
+  switch (prop_id)
+    {
+    case PROP_STREAM:
+      self->stream = g_value_dup_object (value);
+      break;
+
+    case PROP_BUFFER_SIZE:
+      self->buffer_size = g_value_get_uint (value);
+      break;
+
+    case PROP_THREADS:
+      serio_reader_set_threads (self, g_value_get_uint (value));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+serio_reader_class_init (SerioReaderClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->finalize = serio_reader_finalize;
+  object_class->constructed = serio_reader_constructed;
+  object_class->get_property = serio_reader_get_property;
+  object_class->set_property = serio_reader_set_property;
+
+  /**
+   * SerioReader:stream:
+   *
+   * The stream the text is read from.
+   */
+  properties[PROP_STREAM] =
+    g_param_spec_object ("stream", NULL, NULL,
+                         G_TYPE_INPUT_STREAM,
+                         (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * SerioReader:buffer-size:
+   *
+   * The size of the reader's buffer in bytes. Lines longer than the buffer
+   * are read in pieces; the buffer only grows to hold the start of a
+   * record (its name and count) that does not fit.
+   */
+  properties[PROP_BUFFER_SIZE] =
+    g_param_spec_uint ("buffer-size", NULL, NULL,
+                       MIN_BUFFER_SIZE, G_MAXUINT, DEFAULT_BUFFER_SIZE,
+                       (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * SerioReader:threads:
+   *
+   * The most threads the reader parses values with; 0 (the default) means
+   * one per processor. The environment variable `SERIO_THREADS` caps it.
+   * Values and errors do not depend on it: an error names the first bad
+   * value in the order of the text.
+   */
+  properties[PROP_THREADS] =
+    g_param_spec_uint ("threads", NULL, NULL,
+                       0, MAX_THREADS, 0,
+                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  _serio_i18n_init ();
+}
+
+static void
+serio_reader_init (SerioReader *self)
+{
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->done);
+  self->buffer_size = DEFAULT_BUFFER_SIZE;
+  self->line = 1;
+  self->state = STATE_LINE;
+
+  /* Until the first record tells whether the text is sealed, what comes
+   * before it (blank lines) is hashed as a sealed text would be. */
+  self->prelude = XXH3_createState ();
+  if (self->prelude == NULL || XXH3_64bits_reset (self->prelude) != XXH_OK)
+    g_error ("%s: cannot set up an XXH3 hash state", G_STRLOC);
+  self->hashing = self->prelude;
+}
+
+/**
+ * serio_reader_new:
+ * @stream: the stream to read
+ *
+ * Creates a reader of the v1 text (sealed or plain) in @stream. Nothing is
+ * read until [method@Serio.Reader.next] is called.
+ *
+ * Returns: (transfer full): a new reader
+ */
+SerioReader *
+serio_reader_new (GInputStream *stream)
+{
+  g_return_val_if_fail (G_IS_INPUT_STREAM (stream), NULL);
+
+  return g_object_new (SERIO_TYPE_READER, "stream", stream, NULL);
+}
+
+/**
+ * serio_reader_get_stream:
+ * @self: a #SerioReader
+ *
+ * Gets the stream the reader reads.
+ *
+ * Returns: (transfer none): the stream
+ */
+GInputStream *
+serio_reader_get_stream (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), NULL);
+
+  return self->stream;
+}
+
+/**
+ * serio_reader_get_buffer_size:
+ * @self: a #SerioReader
+ *
+ * Gets the size of the reader's buffer, see [property@Serio.Reader:buffer-size].
+ *
+ * Returns: the size in bytes
+ */
+gsize
+serio_reader_get_buffer_size (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->buffer_size;
+}
+
+/**
+ * serio_reader_set_threads:
+ * @self: a #SerioReader
+ * @threads: the most threads to parse values with, or 0 for one per
+ *   processor
+ *
+ * Sets [property@Serio.Reader:threads]. Long runs of values read in one
+ * call are then parsed by several threads at once. The environment
+ * variable `SERIO_THREADS`, when set to a positive number, caps the
+ * threads whatever is set here.
+ */
+void
+serio_reader_set_threads (SerioReader *self,
+                          guint        threads)
+{
+  g_return_if_fail (SERIO_IS_READER (self));
+  g_return_if_fail (threads <= MAX_THREADS);
+
+  if (self->threads == threads)
+    return;
+
+  self->threads = threads;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_THREADS]);
+}
+
+/**
+ * serio_reader_get_threads:
+ * @self: a #SerioReader
+ *
+ * Gets [property@Serio.Reader:threads] as set.
+ *
+ * Returns: the most threads, or 0 for one per processor
+ */
+guint
+serio_reader_get_threads (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->threads;
+}
+
+/* ------------------------------------------------------------------ */
+/* The window                                                         */
+/* ------------------------------------------------------------------ */
+
+/* Feeds the bytes before buf[@upto] that were not hashed yet. */
+static void
+hash_upto (SerioReader *self,
+           gsize        upto)
+{
+  if (self->hashing != NULL && upto > self->hashed)
+    XXH3_64bits_update (self->hashing, self->buf + self->hashed, upto - self->hashed);
+  self->hashed = MAX (self->hashed, upto);
+}
+
+/* Drops the bytes before pos (hashing them) and reads more after the
+ * window. Returns 1 when bytes came, 0 at the end of the stream or when
+ * the window fills the buffer, -1 on an error. */
+static int
+fill (SerioReader   *self,
+      GCancellable  *cancellable,
+      GError       **error)
+{
+  gssize n;
+
+  if (self->pos > 0)
+    {
+      hash_upto (self, self->pos);
+      memmove (self->buf, self->buf + self->pos, self->end - self->pos);
+      self->end -= self->pos;
+      self->hashed -= self->pos;
+      if (self->seg_valid)
+        {
+          self->seg_end -= self->pos;
+          self->seg_nl -= self->pos;
+        }
+      self->pos = 0;
+    }
+
+  if (self->eof || self->end == self->cap)
+    return 0;
+
+  n = g_input_stream_read (self->stream, self->buf + self->end, self->cap - self->end,
+                           cancellable, error);
+  if (n < 0)
+    return -1;
+  if (n == 0)
+    {
+      self->eof = TRUE;
+      return 0;
+    }
+
+  self->end += n;
+  self->last_byte = self->buf[self->end - 1];
+  return 1;
+}
+
+static void
+grow (SerioReader *self)
+{
+  if (self->cap > G_MAXSIZE / 2)
+    g_error ("%s: a record's name does not fit in memory", G_STRLOC);
+
+  self->cap *= 2;
+  self->buf = g_realloc (self->buf, self->cap);
+}
+
+/* Moves past the line feed at buf[@nl]. */
+static void
+next_line (SerioReader *self,
+           gsize        nl)
+{
+  self->pos = nl + 1;
+  self->line++;
+  self->seg_valid = FALSE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Errors                                                             */
+/* ------------------------------------------------------------------ */
+
+/* Records @local_error (taken) as the reader's failure and returns it.
+ * A problem with the text is reported as the in-memory reader would:
+ * first the stream is read to its end, because a text cut short is
+ * reported as such whatever else is wrong with it. */
+static gboolean
+fail (SerioReader   *self,
+      GError        *local_error,
+      GCancellable  *cancellable,
+      GError       **error)
+{
+  if (local_error->domain == SERIO_ERROR && local_error->code != SERIO_ERROR_TRUNCATED)
+    {
+      gulong lines = self->line;
+      GError *read_error = NULL;
+
+      self->hashing = NULL;
+      for (;;)
+        {
+          const char *p = self->buf + self->pos;
+          const char *end = self->buf + self->end;
+          int got;
+
+          while ((p = memchr (p, '\n', end - p)) != NULL)
+            {
+              lines++;
+              p++;
+            }
+          self->pos = self->end;
+
+          got = fill (self, cancellable, &read_error);
+          if (got < 0)
+            {
+              g_clear_error (&local_error);
+              local_error = read_error;
+              break;
+            }
+          if (got == 0)
+            {
+              if (self->last_byte != '\n')
+                {
+                  g_clear_error (&local_error);
+                  _serio_codec_set_truncated_error (&local_error, lines);
+                }
+              break;
+            }
+        }
+    }
+
+  self->state = STATE_FAILED;
+  self->failure = g_error_copy (local_error);
+  g_propagate_error (error, local_error);
+  return FALSE;
+}
+
+/* The text ends in the middle of a line. */
+static gboolean
+fail_truncated (SerioReader   *self,
+                GCancellable  *cancellable,
+                GError       **error)
+{
+  GError *local_error = NULL;
+
+  _serio_codec_set_truncated_error (&local_error, self->line);
+  return fail (self, local_error, cancellable, error);
+}
+
+static gboolean
+check_usable (SerioReader   *self,
+              GError       **error)
+{
+  if (self->state == STATE_FAILED)
+    {
+      g_propagate_error (error, g_error_copy (self->failure));
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Values                                                             */
+/* ------------------------------------------------------------------ */
+
+/* What the parser sees of a token longer than the buffer. */
+typedef struct
+{
+  char     shown[LONG_TOKEN_SHOWN];
+  gsize    shown_len;
+  char     digest[LONG_TOKEN_DIGEST + 2];
+  gsize    digest_len;
+  gsize    run;
+  char     run_last;
+  char     last;
+  gboolean last_kept;
+} LongToken;
+
+static void
+long_token_keep (LongToken *t,
+                 char       c)
+{
+  t->last_kept = t->digest_len < LONG_TOKEN_DIGEST;
+  if (t->last_kept)
+    t->digest[t->digest_len++] = c;
+}
+
+static void
+long_token_end_run (LongToken *t)
+{
+  if (t->run > LONG_TOKEN_RUN - 1)
+    long_token_keep (t, t->run_last);
+  t->run = 0;
+}
+
+static void
+long_token_feed (LongToken  *t,
+                 const char *p,
+                 gsize       len)
+{
+  for (gsize i = 0; i < len; i++)
+    {
+      char c = p[i];
+
+      if (t->shown_len < LONG_TOKEN_SHOWN)
+        t->shown[t->shown_len++] = c;
+
+      if (c >= '0' && c <= '9')
+        {
+          t->run++;
+          if (t->run < LONG_TOKEN_RUN)
+            long_token_keep (t, c);
+          else
+            t->run_last = c;
+        }
+      else
+        {
+          long_token_end_run (t);
+          long_token_keep (t, c);
+        }
+      t->last = c;
+    }
+}
+
+/* The window holds nothing but the start of a token that fills the
+ * buffer: reads on to its end and reports it. */
+static gboolean
+fail_long_token (SerioReader   *self,
+                 GCancellable  *cancellable,
+                 GError       **error)
+{
+  LongToken t = { { 0 }, 0, { 0 }, 0, 0, 0, 0, FALSE };
+  SerioCodecProblem problem;
+  GError *local_error = NULL;
+  const char *token_end;
+  char delimiter;
+
+  for (;;)
+    {
+      const char *p = self->buf + self->pos;
+      gsize len = self->end - self->pos;
+      const char *comma = memchr (p, ',', len);
+      const char *nl = memchr (p, '\n', len);
+      const char *stop = comma != NULL && (nl == NULL || comma < nl) ? comma : nl;
+      int got;
+
+      if (stop != NULL)
+        {
+          long_token_feed (&t, p, stop - p);
+          delimiter = *stop;
+          self->pos = stop - self->buf;
+          break;
+        }
+
+      long_token_feed (&t, p, len);
+      self->pos = self->end;
+      got = fill (self, cancellable, &local_error);
+      if (got < 0)
+        return fail (self, local_error, cancellable, error);
+      if (got == 0)
+        return fail_truncated (self, cancellable, error);
+    }
+
+  long_token_end_run (&t);
+  /* A carriage return before the line feed is not part of the token. */
+  if (delimiter == '\n' && t.last == '\r' && t.last_kept)
+    t.digest_len--;
+  t.digest[t.digest_len] = delimiter;
+
+  if (_serio_codec_parse_long_token (t.digest, t.digest_len, &token_end, &problem))
+    {
+      /* Not reached: no token of this length is valid. */
+      problem.code = SERIO_ERROR_SYNTAX;
+      problem.reason = N_("not a valid value");
+    }
+
+  _serio_codec_set_token_error (&local_error, &problem, self->line, self->n_tokens + 1,
+                                t.shown, t.shown + t.shown_len);
+  return fail (self, local_error, cancellable, error);
+}
+
+static const char *
+last_comma (const char *p,
+            gsize       len)
+{
+  for (const char *q = p + len; q > p; q--)
+    {
+      if (q[-1] == ',')
+        return q - 1;
+    }
+
+  return NULL;
+}
+
+/* Makes the segment ahead valid: the window holds, from pos, the current
+ * token and its delimiter. */
+static gboolean
+ensure_segment (SerioReader   *self,
+                GCancellable  *cancellable,
+                GError       **error)
+{
+  if (self->seg_valid)
+    return TRUE;
+
+  for (;;)
+    {
+      const char *p = self->buf + self->pos;
+      gsize len = self->end - self->pos;
+      const char *nl = memchr (p, '\n', len);
+      GError *local_error = NULL;
+      int got;
+
+      if (nl != NULL)
+        {
+          const char *line_end = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+
+          self->seg_valid = TRUE;
+          self->seg_eol = TRUE;
+          self->seg_end = line_end - self->buf;
+          self->seg_nl = nl - self->buf;
+          return TRUE;
+        }
+
+      if (len > 0)
+        {
+          const char *comma = last_comma (p, len);
+
+          if (comma != NULL)
+            {
+              self->seg_valid = TRUE;
+              self->seg_eol = FALSE;
+              self->seg_end = comma - self->buf;
+              self->seg_nl = 0;
+              return TRUE;
+            }
+        }
+
+      if (self->pos == 0 && self->end == self->cap)
+        return fail_long_token (self, cancellable, error);
+
+      got = fill (self, cancellable, &local_error);
+      if (got < 0)
+        return fail (self, local_error, cancellable, error);
+      if (got == 0 && self->eof)
+        return fail_truncated (self, cancellable, error);
+    }
+}
+
+static void
+parse_part (Part *part)
+{
+  const char *s = part->start;
+
+  part->n = _serio_codec_parse_tokens (&s, part->end, part->buf_end, part->out, part->room,
+                                       &part->ended, &part->problem);
+  part->stop = s;
+}
+
+static void
+parse_in_pool (gpointer data,
+               gpointer user_data)
+{
+  SerioReader *self = user_data;
+
+  parse_part (data);
+
+  g_mutex_lock (&self->lock);
+  if (--self->pending == 0)
+    g_cond_signal (&self->done);
+  g_mutex_unlock (&self->lock);
+}
+
+/* Parses the tokens of [s, span_end), which ends at a comma or the
+ * segment's end and holds no more tokens than @values has room for, with
+ * @n_threads threads. Returns the number of values stored, with the first
+ * bad token (in the order of the text) in @problem and @bad. */
+static gsize
+parse_span_parallel (SerioReader        *self,
+                     const char         *s,
+                     const char         *span_end,
+                     double             *values,
+                     guint               n_threads,
+                     SerioCodecProblem  *problem,
+                     const char        **bad)
+{
+  gsize len = span_end - s;
+  guint n_parts = 0;
+  gsize stored = 0;
+  const char *start = s;
+
+  /* Cut at the first comma after each share's end. */
+  while (n_parts < n_threads && start <= span_end)
+    {
+      Part *part = &self->parts[n_parts];
+      const char *target = s + len * (n_parts + 1) / n_threads;
+      const char *cut = NULL;
+      gsize room;
+
+      if (n_parts + 1 < n_threads && target < span_end)
+        cut = memchr (MAX (target, start), ',', span_end - MAX (target, start));
+      if (cut == NULL)
+        cut = span_end;
+
+      /* Tokens of at least one byte, with commas between them. */
+      room = (cut - start + 1) / 2 + 1;
+      if (part->room < room)
+        {
+          part->out = g_renew (double, part->out, room);
+          part->room = room;
+        }
+      part->start = start;
+      part->end = cut;
+      part->buf_end = self->buf + self->end;
+      n_parts++;
+      if (cut == span_end)
+        break;
+      start = cut + 1;
+    }
+
+  if (self->pool == NULL)
+    {
+      self->pool = g_thread_pool_new (parse_in_pool, self, MAX_THREADS - 1, FALSE, NULL);
+      g_assert (self->pool != NULL);
+    }
+  g_thread_pool_set_max_threads (self->pool, n_threads - 1, NULL);
+
+  self->pending = n_parts - 1;
+  for (guint i = 1; i < n_parts; i++)
+    g_thread_pool_push (self->pool, &self->parts[i], NULL);
+  parse_part (&self->parts[0]);
+
+  g_mutex_lock (&self->lock);
+  while (self->pending > 0)
+    g_cond_wait (&self->done, &self->lock);
+  g_mutex_unlock (&self->lock);
+
+  problem->reason = NULL;
+  for (guint i = 0; i < n_parts; i++)
+    {
+      Part *part = &self->parts[i];
+
+      memcpy (values + stored, part->out, part->n * sizeof (double));
+      stored += part->n;
+      if (part->problem.reason != NULL)
+        {
+          *problem = part->problem;
+          *bad = part->stop;
+          break;
+        }
+    }
+
+  return stored;
+}
+
+/* Parses tokens of the current record, storing up to @max_values of them
+ * in @values (or none when it is %NULL), until @max_values were parsed or
+ * the line ends. */
+static gboolean
+parse_values (SerioReader   *self,
+              double        *values,
+              gsize          max_values,
+              gsize         *n_parsed,
+              GCancellable  *cancellable,
+              GError       **error)
+{
+  gsize got = 0;
+
+  while (got < max_values && !self->line_done)
+    {
+      SerioCodecProblem problem;
+      const char *s, *seg_end;
+      gboolean ended;
+      gsize n;
+
+      if (!ensure_segment (self, cancellable, error))
+        return FALSE;
+
+      s = self->buf + self->pos;
+      seg_end = self->buf + self->seg_end;
+
+      /* An empty field holds no token; after a comma, an empty token is
+       * a token (and an error). */
+      if (self->field_start)
+        {
+          self->field_start = FALSE;
+          if (self->seg_eol && s == seg_end)
+            {
+              self->line_done = TRUE;
+              break;
+            }
+        }
+
+      /* A long run of values, all wanted: parsed by several threads, in
+       * shares that end at commas. No more tokens than wanted fit in the
+       * span, since n tokens take at least 2n - 1 bytes. */
+      if (values != NULL && (gsize) (seg_end - s) >= PARALLEL_MIN_BYTES &&
+          max_values - got >= PARALLEL_MIN_BYTES / 2)
+        {
+          guint n_threads = _serio_threads_effective (self->threads);
+          gsize span = MIN ((gsize) (seg_end - s), 2 * (max_values - got) - 1);
+          const char *span_end = span == (gsize) (seg_end - s) ? seg_end : last_comma (s, span);
+
+          if (n_threads > 1 && span_end != NULL && span_end > s)
+            {
+              const char *bad = NULL;
+
+              n = parse_span_parallel (self, s, span_end, values + got, n_threads, &problem, &bad);
+              self->n_tokens += n;
+              got += n;
+              if (G_UNLIKELY (problem.reason != NULL))
+                {
+                  GError *local_error = NULL;
+
+                  self->pos = bad - self->buf;
+                  _serio_codec_set_token_error (&local_error, &problem, self->line, self->n_tokens + 1,
+                                                bad, self->seg_eol ? seg_end : seg_end + 1);
+                  return fail (self, local_error, cancellable, error);
+                }
+
+              if (span_end == seg_end)
+                {
+                  if (self->seg_eol)
+                    {
+                      self->pos = self->seg_end;
+                      self->line_done = TRUE;
+                    }
+                  else
+                    {
+                      self->pos = self->seg_end + 1;
+                      self->seg_valid = FALSE;
+                    }
+                }
+              else
+                {
+                  self->pos = span_end + 1 - self->buf;
+                }
+              continue;
+            }
+        }
+
+      n = _serio_codec_parse_tokens (&s, seg_end, self->buf + self->end,
+                                     values != NULL ? values + got : NULL,
+                                     max_values - got, &ended, &problem);
+      self->n_tokens += n;
+      got += n;
+      self->pos = s - self->buf;
+
+      if (G_UNLIKELY (problem.reason != NULL))
+        {
+          GError *local_error = NULL;
+
+          _serio_codec_set_token_error (&local_error, &problem, self->line, self->n_tokens + 1,
+                                        s, self->seg_eol ? seg_end : seg_end + 1);
+          return fail (self, local_error, cancellable, error);
+        }
+
+      if (ended)
+        {
+          if (self->seg_eol)
+            {
+              self->line_done = TRUE;
+            }
+          else
+            {
+              /* The comma that ends the segment; the next token comes with
+               * the next read. */
+              self->pos = self->seg_end + 1;
+              self->seg_valid = FALSE;
+            }
+        }
+    }
+
+  if (n_parsed != NULL)
+    *n_parsed = got;
+  return TRUE;
+}
+
+/* Reads the rest of the current record's line, whose first @store_limit
+ * values (counted from the record's first) go to @store, and checks its
+ * count. Moves to the next line. */
+static gboolean
+finish_record (SerioReader   *self,
+               double        *store,
+               gsize          store_limit,
+               GCancellable  *cancellable,
+               GError       **error)
+{
+  if (store != NULL && self->n_tokens < store_limit &&
+      !parse_values (self, store + self->n_tokens, store_limit - self->n_tokens, NULL,
+                     cancellable, error))
+    return FALSE;
+
+  if (!parse_values (self, NULL, G_MAXSIZE, NULL, cancellable, error))
+    return FALSE;
+
+  if (G_UNLIKELY (!self->count_exact || self->count != self->n_tokens))
+    {
+      GError *local_error = NULL;
+
+      _serio_codec_set_length_error (&local_error, self->line, self->declared, self->n_tokens);
+      return fail (self, local_error, cancellable, error);
+    }
+
+  next_line (self, self->seg_nl);
+  return TRUE;
+}
+
+/* Moves past the rest of the current line without parsing it. */
+static gboolean
+skip_line (SerioReader   *self,
+           GCancellable  *cancellable,
+           GError       **error)
+{
+  if (self->line_done)
+    {
+      next_line (self, self->seg_nl);
+      return TRUE;
+    }
+
+  for (;;)
+    {
+      const char *p = self->buf + self->pos;
+      const char *nl = memchr (p, '\n', self->end - self->pos);
+      GError *local_error = NULL;
+      int got;
+
+      if (nl != NULL)
+        {
+          next_line (self, nl - self->buf);
+          return TRUE;
+        }
+
+      self->pos = self->end;
+      self->seg_valid = FALSE;
+      got = fill (self, cancellable, &local_error);
+      if (got < 0)
+        return fail (self, local_error, cancellable, error);
+      if (got == 0)
+        return fail_truncated (self, cancellable, error);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Records                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Whether buf[pos, end), which holds no line feed, holds enough of a line
+ * for _serio_codec_parse_name() and _serio_codec_parse_count() to take
+ * the same decision on it as on the whole line. */
+static gboolean
+start_is_complete (const char *p,
+                   const char *end)
+{
+  const char *bar, *q;
+
+  if (end - p < 3)
+    return FALSE;
+
+  if (p[0] != 'v' || p[1] != '1' || p[2] != '|')
+    {
+      /* Decided by the version tag: "v" or "V", digits, "|". */
+      if (p[0] != 'v' && p[0] != 'V')
+        return TRUE;
+      for (q = p + 1; q < end && g_ascii_isdigit (*q); q++)
+        ;
+      return q < end;
+    }
+
+  bar = memchr (p + 3, '|', end - (p + 3));
+  if (bar == NULL)
+    return FALSE;
+  for (q = bar + 1; q < end && g_ascii_isdigit (*q); q++)
+    ;
+  if (q == end)
+    return FALSE;
+  if (*q == '|')
+    return TRUE;
+
+  /* A bad count: its message shows the field up to the next "|", cut to
+   * a few dozen bytes. */
+  return memchr (q, '|', end - q) != NULL || end - (bar + 1) >= LONG_TOKEN_SHOWN;
+}
+
+/* Makes the window hold the start of the line at pos (up to its values)
+ * or the whole line. Sets @line_end to the end of the line, or of the
+ * window when the line goes on; sets @at_end at the end of the text. */
+static gboolean
+ensure_line_start (SerioReader   *self,
+                   const char   **line_end,
+                   const char   **nl_out,
+                   gboolean      *at_end,
+                   GCancellable  *cancellable,
+                   GError       **error)
+{
+  gsize scanned = 0;
+
+  *at_end = FALSE;
+
+  for (;;)
+    {
+      const char *p = self->buf + self->pos;
+      const char *end = self->buf + self->end;
+      const char *nl = memchr (p + scanned, '\n', end - (p + scanned));
+      GError *local_error = NULL;
+      int got;
+
+      if (nl != NULL)
+        {
+          *line_end = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+          *nl_out = nl;
+          return TRUE;
+        }
+      scanned = end - p;
+
+      if (start_is_complete (p, end))
+        {
+          *line_end = end;
+          *nl_out = NULL;
+          return TRUE;
+        }
+
+      if (p == end && self->eof)
+        {
+          *at_end = TRUE;
+          return TRUE;
+        }
+
+      if (self->pos == 0 && self->end == self->cap)
+        grow (self);
+
+      got = fill (self, cancellable, &local_error);
+      if (got < 0)
+        return fail (self, local_error, cancellable, error);
+      if (got == 0 && self->eof && self->pos == self->end)
+        {
+          *at_end = TRUE;
+          return TRUE;
+        }
+      if (got == 0 && self->eof)
+        return fail_truncated (self, cancellable, error);
+    }
+}
+
+/* Reads lines up to the next array, handling blank lines and the seal's
+ * records. Returns %TRUE with the state STATE_VALUES at an array,
+ * STATE_END at the end of the text. */
+static gboolean
+next_record (SerioReader   *self,
+             GCancellable  *cancellable,
+             GError       **error)
+{
+  for (;;)
+    {
+      SerioCodecHeader header;
+      const char *p, *line_end = NULL, *nl = NULL;
+      gboolean at_end;
+      GError *local_error = NULL;
+
+      if (!ensure_line_start (self, &line_end, &nl, &at_end, cancellable, error))
+        return FALSE;
+
+      if (at_end)
+        {
+          hash_upto (self, self->pos);
+          if (!_serio_seal_check_finish (&self->seal, self->line - 1, &local_error))
+            return fail (self, local_error, cancellable, error);
+          self->state = STATE_END;
+          return TRUE;
+        }
+
+      if (!_serio_seal_check_trailing (&self->seal, self->line, &local_error))
+        return fail (self, local_error, cancellable, error);
+
+      p = self->buf + self->pos;
+      if (line_end == p && nl != NULL)
+        {
+          next_line (self, nl - self->buf);
+          continue;
+        }
+
+      if (!_serio_codec_parse_name (p, line_end, self->line, &header, &local_error))
+        return fail (self, local_error, cancellable, error);
+
+      if (!self->seen_record)
+        {
+          self->seen_record = TRUE;
+          if (header.kind != SERIO_NAME_SEAL_OPEN)
+            {
+              /* A plain text: nothing to hash. */
+              self->hashing = NULL;
+              g_clear_pointer (&self->prelude, XXH3_freeState);
+            }
+        }
+
+      if (header.kind != SERIO_NAME_ARRAY)
+        {
+          if (!_serio_seal_check_name (&self->seal, header.kind, self->line, &local_error))
+            return fail (self, local_error, cancellable, error);
+
+          if (header.kind == SERIO_NAME_SEAL_OPEN)
+            {
+              /* The hash so far (of the blank lines before) goes on as
+               * the seal's. */
+              g_clear_pointer (&self->seal.hash, XXH3_freeState);
+              self->seal.hash = g_steal_pointer (&self->prelude);
+              self->hashing = self->seal.hash;
+            }
+          else
+            {
+              /* The seal covers every byte before its own line. */
+              hash_upto (self, self->pos);
+              self->hashing = NULL;
+            }
+        }
+
+      if (!_serio_codec_parse_count (&header, line_end, self->buf + self->end, self->line,
+                                     &local_error))
+        return fail (self, local_error, cancellable, error);
+
+      g_clear_pointer (&self->name, g_free);
+      g_clear_pointer (&self->declared, g_free);
+      self->name = g_strndup (header.name, header.name_len);
+      self->declared = _serio_codec_describe (header.count_start, header.count_digits);
+      self->kind = header.kind;
+      self->count = header.count;
+      self->count_exact = header.count_exact;
+      self->n_tokens = 0;
+      self->field_start = TRUE;
+      self->line_done = FALSE;
+      self->record_line = self->line;
+      self->pos = header.values - self->buf;
+      self->seg_valid = FALSE;
+
+      if (header.kind == SERIO_NAME_ARRAY && header.count_exact)
+        {
+          /* For an array, the seal only counts the record: whether it is
+           * read or skipped, it is counted here. */
+          if (!_serio_seal_check_record (&self->seal, header.kind, header.count, NULL,
+                                         self->line, &local_error))
+            return fail (self, local_error, cancellable, error);
+
+          self->state = STATE_VALUES;
+          /* An array of no values is complete at once. */
+          if (self->count == 0 && !finish_record (self, NULL, 0, cancellable, error))
+            return FALSE;
+          if (self->count == 0)
+            self->state = STATE_DONE;
+          return TRUE;
+        }
+
+      /* A seal record, or a count no array can have: read here. */
+      {
+        double reserved[3];
+        gsize store = header.kind != SERIO_NAME_ARRAY && header.count_exact &&
+                      header.count <= G_N_ELEMENTS (reserved) ? header.count : 0;
+
+        if (!finish_record (self, reserved, store, cancellable, error))
+          return FALSE;
+        if (!_serio_seal_check_record (&self->seal, header.kind, self->n_tokens, reserved,
+                                       self->record_line, &local_error))
+          return fail (self, local_error, cancellable, error);
+      }
+    }
+}
+
+/**
+ * serio_reader_next:
+ * @self: a #SerioReader
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Moves to the next array of the text; what is left of the current one
+ * is skipped as by [method@Serio.Reader.skip_array].
+ *
+ * Returns %FALSE without an error at the end of a valid text: only then is
+ * everything read before known to be valid (see the description of
+ * #SerioReader). Returns %FALSE with @error set when the text is not valid
+ * (a [error@Serio.Error], as [ctor@Serio.Bundle.from_bytes] would give for
+ * the whole text) or the stream fails. Every later call returns the same
+ * error.
+ *
+ * Returns: %TRUE at an array, %FALSE at the end or on an error
+ */
+gboolean
+serio_reader_next (SerioReader   *self,
+                   GCancellable  *cancellable,
+                   GError       **error)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, error))
+    return FALSE;
+  if (self->state == STATE_END)
+    return FALSE;
+
+  if (self->state == STATE_VALUES && !skip_line (self, cancellable, error))
+    return FALSE;
+
+  self->state = STATE_LINE;
+  if (!next_record (self, cancellable, error))
+    return FALSE;
+
+  return self->state != STATE_END;
+}
+
+gulong
+_serio_reader_get_line (SerioReader *self)
+{
+  return self->line;
+}
+
+/**
+ * serio_reader_get_name:
+ * @self: a #SerioReader
+ *
+ * Gets the name of the current array, as stored in the text.
+ *
+ * Returns: (nullable): the name, valid UTF-8, or %NULL before the first
+ *   array
+ */
+const char *
+serio_reader_get_name (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), NULL);
+
+  return self->state == STATE_VALUES || self->state == STATE_DONE ? self->name : NULL;
+}
+
+/**
+ * serio_reader_get_shape:
+ * @self: a #SerioReader
+ * @n_dims: (out): return location for the number of dimensions
+ *
+ * Gets the shape of the current array from its name and number of values,
+ * as [method@Serio.Bundle.get_shape] does: `w[2x3]` of 6 values has the
+ * shape (2, 3); a name without a shape suffix gives a one-dimensional
+ * shape of [method@Serio.Reader.get_n_values] values. Without a current
+ * array, the shape is (0).
+ *
+ * Returns: (array length=n_dims) (transfer full): the dimensions, a new
+ *   array to free with g_free(); never %NULL, even for a 0-d array
+ */
+guint64 *
+serio_reader_get_shape (SerioReader *self,
+                        guint       *n_dims)
+{
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  const char *name;
+  gsize base_len;
+  guint n;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), NULL);
+  g_return_val_if_fail (n_dims != NULL, NULL);
+
+  name = serio_reader_get_name (self);
+  _serio_shape_parse (name != NULL ? name : "", serio_reader_get_n_values (self), &base_len, dims, &n);
+  *n_dims = n;
+
+  return g_memdup2 (dims, MAX (n, 1) * sizeof (guint64));
+}
+
+/**
+ * serio_reader_get_base_name:
+ * @self: a #SerioReader
+ *
+ * Gets the name of the current array without its shape suffix, as
+ * [method@Serio.Bundle.get_base_name] does.
+ *
+ * Returns: (transfer full) (nullable): the base name, or %NULL before the
+ *   first array
+ */
+char *
+serio_reader_get_base_name (SerioReader *self)
+{
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  const char *name;
+  gsize base_len;
+  guint n;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), NULL);
+
+  name = serio_reader_get_name (self);
+  if (name == NULL)
+    return NULL;
+
+  _serio_shape_parse (name, serio_reader_get_n_values (self), &base_len, dims, &n);
+  return g_strndup (name, base_len);
+}
+
+/**
+ * serio_reader_get_n_values:
+ * @self: a #SerioReader
+ *
+ * Gets the number of values of the current array, as its record declares
+ * it. It is provisional like the values: a record that holds another
+ * number of values fails when its values are read.
+ *
+ * Returns: the number of values, or 0 without a current array
+ */
+guint64
+serio_reader_get_n_values (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->state == STATE_VALUES || self->state == STATE_DONE ? self->count : 0;
+}
+
+/**
+ * serio_reader_get_n_left:
+ * @self: a #SerioReader
+ *
+ * Gets the number of values of the current array not read yet.
+ *
+ * Returns: the number of values left, or 0 without a current array
+ */
+guint64
+serio_reader_get_n_left (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->state == STATE_VALUES ? self->count - MIN (self->n_tokens, self->count) : 0;
+}
+
+/**
+ * serio_reader_read_values: (skip)
+ * @self: a #SerioReader
+ * @values: (array length=n_values): room for the values
+ * @n_values: the number of values wanted
+ * @n_read: (out): return location for the number of values read
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Reads the next values of the current array into @values: as many as
+ * @n_values or as the array has left ([method@Serio.Reader.get_n_left]),
+ * whichever is fewer; 0 at the end of the array. Reading the last value
+ * also checks that the record ends there.
+ *
+ * The values are provisional until the whole text was read (see the
+ * description of #SerioReader).
+ *
+ * Bindings, which cannot hand over a buffer of their own, use
+ * [method@Serio.Reader.read_bytes].
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_reader_read_values (SerioReader   *self,
+                          double        *values,
+                          gsize          n_values,
+                          gsize         *n_read,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  gsize want, got = 0;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
+  g_return_val_if_fail (values != NULL || n_values == 0, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (n_read != NULL)
+    *n_read = 0;
+  if (!check_usable (self, error))
+    return FALSE;
+  if (self->state != STATE_VALUES)
+    return TRUE;
+
+  want = MIN ((guint64) n_values, serio_reader_get_n_left (self));
+  if (want > 0 && !parse_values (self, values, want, &got, cancellable, error))
+    return FALSE;
+
+  /* The record ends early (got < want) or holds its last value now. */
+  if (self->line_done || self->n_tokens == self->count)
+    {
+      if (!finish_record (self, NULL, 0, cancellable, error))
+        return FALSE;
+      self->state = STATE_DONE;
+    }
+
+  if (n_read != NULL)
+    *n_read = got;
+  return TRUE;
+}
+
+/**
+ * serio_reader_read_bytes:
+ * @self: a #SerioReader
+ * @max_values: the most values to read
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Reads the next values of the current array like
+ * [method@Serio.Reader.read_values], as native-endian 64-bit floats in a
+ * new #GBytes: empty at the end of the array.
+ *
+ * This is the fast path to bindings: in Python,
+ * `numpy.frombuffer(reader.read_bytes(1 << 20).get_data(), dtype=numpy.float64)`.
+ *
+ * Returns: (transfer full): the values, or %NULL with @error set
+ */
+GBytes *
+serio_reader_read_bytes (SerioReader   *self,
+                         gsize          max_values,
+                         GCancellable  *cancellable,
+                         GError       **error)
+{
+  gsize want, room, got = 0;
+  double *values;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  if (!check_usable (self, error))
+    return NULL;
+
+  want = MIN ((guint64) max_values, serio_reader_get_n_left (self));
+  want = MIN (want, G_MAXSIZE / sizeof (double));
+
+  /* The room grows with the values that really come, not with the count
+   * the text declares. */
+  if (want == 0)
+    return g_bytes_new (NULL, 0);
+  room = MIN (want, FIRST_BYTES_ROOM);
+  values = g_new (double, room);
+
+  for (;;)
+    {
+      gsize n;
+
+      if (!serio_reader_read_values (self, values + got, room - got, &n, cancellable, error))
+        {
+          g_free (values);
+          return NULL;
+        }
+      got += n;
+      if (n == 0 || got == want)
+        break;
+      if (got == room)
+        {
+          room = room > want / 2 ? want : room * 2;
+          values = g_renew (double, values, room);
+        }
+    }
+
+  if (got < room)
+    values = g_renew (double, values, got);
+
+  return g_bytes_new_take (values, got * sizeof (double));
+}
+
+/**
+ * serio_reader_skip_array:
+ * @self: a #SerioReader
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Skips what is left of the current array without parsing it: the reader
+ * only looks for the end of its line (and hashes its bytes in a sealed
+ * text). In a plain text, the skipped values are not validated.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_reader_skip_array (SerioReader   *self,
+                         GCancellable  *cancellable,
+                         GError       **error)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, error))
+    return FALSE;
+  if (self->state != STATE_VALUES)
+    return TRUE;
+
+  if (!skip_line (self, cancellable, error))
+    return FALSE;
+
+  self->state = STATE_DONE;
+  return TRUE;
+}
+
+/**
+ * serio_reader_get_sealed:
+ * @self: a #SerioReader
+ *
+ * Gets whether the text opened with the record of a sealed text, which the
+ * reader then verifies. It is known once [method@Serio.Reader.next] has
+ * been called.
+ *
+ * Returns: %TRUE for a sealed text
+ */
+gboolean
+serio_reader_get_sealed (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
+
+  return self->seal.hash != NULL;
+}
+
+/**
+ * serio_reader_get_finished:
+ * @self: a #SerioReader
+ *
+ * Gets whether the reader reached the end of a valid text: only then are
+ * the arrays and values it gave known to be valid.
+ *
+ * Returns: %TRUE once the whole text was read without an error
+ */
+gboolean
+serio_reader_get_finished (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
+
+  return self->state == STATE_END;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-stream-private.h: what the bundle needs of the writer and reader
+ *
+ * Copyright 2026 The libserio authors
+ */
+
+#pragma once
+
+#include "serio-bundle.h"
+#include "serio-reader.h"
+#include "serio-writer.h"
+
+G_BEGIN_DECLS
+
+/* Leaves the stream alone when the writer goes away unfinished: for a
+ * caller's stream, which the caller closes. */
+void         _serio_writer_keep_stream_open (SerioWriter   *self);
+
+/* The line the reader is at: that of the current array while its values
+ * are read. */
+gulong       _serio_reader_get_line         (SerioReader   *self);
+
+/* The threads to use when @requested (0 for one per processor) are
+ * asked for, capped by the environment variable SERIO_THREADS. */
+guint        _serio_threads_effective       (guint          requested);
+
+/* Appends an array read from a text to a bundle being loaded: the name is
+ * valid, the values canonical and in @owner (shared, referenced). */
+void         _serio_bundle_add_read_array   (SerioBundle   *self,
+                                             const char    *name,
+                                             const double  *values,
+                                             gsize          n_values,
+                                             GBytes        *owner);
+
+/* Builds a bundle from what @reader reads; @size_bound, when not 0, is
+ * the size of the whole text, which bounds what an array may need. */
+SerioBundle *_serio_bundle_load             (SerioReader   *reader,
+                                             guint64        size_bound,
+                                             GCancellable  *cancellable,
+                                             GError       **error);
+
+G_END_DECLS

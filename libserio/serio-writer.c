@@ -1,0 +1,1156 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-writer.c: v1 text written to a GOutputStream, array by array
+ *
+ * Copyright 2026 The libserio authors
+ */
+
+#include "config.h"
+
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "serio-codec.h"
+#include "serio-private.h"
+#include "serio-stream-private.h"
+#include "serio-writer.h"
+
+/**
+ * SerioWriter:
+ *
+ * Writes v1 text to a [class@Gio.OutputStream], one array after the
+ * other, with a bounded buffer whatever the size of the arrays: a file far
+ * larger than the memory can be written.
+ *
+ * An array is written whole, with [method@Serio.Writer.write_array] or
+ * [method@Serio.Writer.write_bytes], or in pieces: declare its name and
+ * its number of values with [method@Serio.Writer.begin_array], then give
+ * the values in any number of calls to [method@Serio.Writer.add_values] or
+ * [method@Serio.Writer.add_bytes]. The record ends by itself with its last
+ * value. [method@Serio.Writer.close] (or [method@Serio.Writer.finish],
+ * which leaves the stream open) completes the text.
+ *
+ * By default the text is sealed (see the “Sealed texts” section of [the
+ * format](format.html)): the writer opens it with the record
+ * `v1|serio.sealed|1|1` and closes it with `v1|serio.seal|3|…`, which holds
+ * the number of records and an XXH3-64 hash of every byte before it,
+ * computed as the bytes leave the buffer. [ctor@Serio.Writer.new_plain]
+ * writes plain v1 text instead.
+ *
+ * For the same arrays, the output is byte for byte what
+ * [method@Serio.Bundle.to_bytes] gives (plain) or the sealed text of the
+ * bundle, however the values were split into calls. Names are stored as
+ * [method@Serio.Bundle.append] stores them: every `|`, carriage return and
+ * line feed becomes `_`. A name that is not valid UTF-8, and the names
+ * `serio.sealed` and `serio.seal`, are programmer errors.
+ *
+ * ## Errors
+ *
+ * Giving more values than an array declared, beginning an array or
+ * finishing the text while values are missing, or using the writer after
+ * [method@Serio.Writer.finish] fails with %G_IO_ERROR_INVALID_ARGUMENT (or
+ * %G_IO_ERROR_CLOSED) and changes nothing: nothing of such a call reaches
+ * the stream, and the writer can go on with a correct call.
+ *
+ * When the stream fails or the operation is cancelled while the writer
+ * writes, the text in the stream is incomplete: that error is returned,
+ * the writer is broken and every later call returns the same error.
+ * [method@Serio.Writer.close] then closes the stream as cancelled, which a
+ * stream from [method@Gio.File.replace] takes as the order to keep the
+ * old file. A writer whose last reference is dropped before
+ * [method@Serio.Writer.finish] or [method@Serio.Writer.close] closes its
+ * stream in the same way.
+ */
+
+/* The text is gathered in a buffer of this size before it is written. */
+#define BUFFER_SIZE (1024 * 1024)
+/* Room kept beyond BUFFER_SIZE for one token and the writer's slack. */
+#define BUFFER_RESERVE (SERIO_CODEC_TOKEN_MAX + 1 + SERIO_CODEC_WRITE_SLACK)
+/* Values of a GBytes are copied to an aligned block of this many before
+ * they are written. */
+#define BYTES_CHUNK 512
+/* With several threads, long runs of values are formatted in blocks of
+ * this many values, one block per thread at a time. */
+#define BLOCK_VALUES   16384
+#define BLOCK_SIZE     (BLOCK_VALUES * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK)
+/* Most threads libserio uses. */
+#define MAX_THREADS    64
+
+typedef struct
+{
+  const double *values;
+  gsize         n_values;
+  gboolean      leading_comma;
+  char         *out;            /* BLOCK_SIZE bytes */
+  gsize         len;
+} Block;
+
+typedef enum
+{
+  STATE_OPEN,       /* arrays may be written */
+  STATE_FINISHED,   /* the text is complete; the stream may be open */
+  STATE_CLOSED,     /* the stream is closed */
+  STATE_BROKEN,     /* the stream failed: the text is incomplete */
+} WriterState;
+
+struct _SerioWriter
+{
+  GObject        parent_instance;
+
+  GOutputStream *stream;
+  gboolean       sealed;
+
+  char          *buffer;        /* BUFFER_SIZE + BUFFER_RESERVE bytes */
+  gsize          used;
+  gsize          hashed;        /* buffer bytes before this are hashed */
+  XXH3_state_t  *hash;          /* when sealed */
+  guint64        n_records;     /* records written, the opening one included */
+
+  gboolean       in_array;
+  gboolean       first_value;   /* no comma before the next value */
+  guint64        n_missing;     /* values the open array still needs */
+
+  WriterState    state;
+  GError        *failure;       /* when STATE_BROKEN */
+  gboolean       keep_open;     /* do not close the stream on dispose */
+
+  guint          threads;       /* as set; 0 for the default */
+  GThreadPool   *pool;
+  Block          blocks[MAX_THREADS];
+  GMutex         lock;
+  GCond          done;
+  guint          pending;       /* blocks the pool has not formatted yet */
+};
+
+G_DEFINE_FINAL_TYPE (SerioWriter, serio_writer, G_TYPE_OBJECT)
+
+enum {
+  PROP_0,
+  PROP_STREAM,
+  PROP_SEALED,
+  PROP_THREADS,
+  N_PROPS
+};
+
+
+/* The number that picks a message's plural form: counts beyond what
+ * ngettext() takes pick the form of the largest it does. */
+static gulong
+plural_of (guint64 n)
+{
+  return n > G_MAXULONG ? G_MAXULONG : (gulong) n;
+}
+
+static GParamSpec *properties[N_PROPS];
+
+/* Closes the stream so that a file being replaced keeps its old contents. */
+static void
+abandon_stream (SerioWriter *self)
+{
+  g_autoptr(GCancellable) abandon = g_cancellable_new ();
+
+  g_cancellable_cancel (abandon);
+  if (!g_output_stream_is_closed (self->stream))
+    g_output_stream_close (self->stream, abandon, NULL);
+}
+
+static void
+serio_writer_dispose (GObject *object)
+{
+  SerioWriter *self = (SerioWriter *) object;
+
+  if (self->stream != NULL && !self->keep_open &&
+      (self->state == STATE_OPEN || self->state == STATE_BROKEN))
+    {
+      abandon_stream (self);
+      self->state = STATE_CLOSED;
+    }
+  g_clear_object (&self->stream);
+
+  G_OBJECT_CLASS (serio_writer_parent_class)->dispose (object);
+}
+
+static void
+serio_writer_finalize (GObject *object)
+{
+  SerioWriter *self = (SerioWriter *) object;
+
+  g_clear_pointer (&self->buffer, g_free);
+  g_clear_pointer (&self->hash, XXH3_freeState);
+  g_clear_error (&self->failure);
+  if (self->pool != NULL)
+    g_thread_pool_free (self->pool, FALSE, TRUE);
+  for (guint i = 0; i < MAX_THREADS; i++)
+    g_clear_pointer (&self->blocks[i].out, g_free);
+  g_mutex_clear (&self->lock);
+  g_cond_clear (&self->done);
+
+  G_OBJECT_CLASS (serio_writer_parent_class)->finalize (object);
+}
+
+static void
+serio_writer_constructed (GObject *object)
+{
+  SerioWriter *self = (SerioWriter *) object;
+
+  G_OBJECT_CLASS (serio_writer_parent_class)->constructed (object);
+
+  g_return_if_fail (G_IS_OUTPUT_STREAM (self->stream));
+
+  if (self->sealed)
+    {
+      self->hash = XXH3_createState ();
+      if (self->hash == NULL || XXH3_64bits_reset (self->hash) != XXH_OK)
+        g_error ("%s: cannot set up an XXH3 hash state", G_STRLOC);
+
+      memcpy (self->buffer, SERIO_SEAL_OPEN_RECORD, strlen (SERIO_SEAL_OPEN_RECORD));
+      self->used = strlen (SERIO_SEAL_OPEN_RECORD);
+      self->n_records = 1;
+    }
+}
+
+static void
+serio_writer_get_property (GObject    *object,
+                           guint       prop_id,
+                           GValue     *value,
+                           GParamSpec *pspec)
+{
+  SerioWriter *self = SERIO_WRITER (object);
+
+  switch (prop_id)
+    {
+    case PROP_STREAM:
+      g_value_set_object (value, self->stream);
+      break;
+
+    case PROP_SEALED:
+      g_value_set_boolean (value, self->sealed);
+      break;
+
+    case PROP_THREADS:
+      g_value_set_uint (value, self->threads);
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+serio_writer_set_property (GObject      *object,
+                           guint         prop_id,
+                           const GValue *value,
+                           GParamSpec   *pspec)
+{
+  SerioWriter *self = SERIO_WRITER (object);
+
+  switch (prop_id)
+    {
+    case PROP_STREAM:
+      self->stream = g_value_dup_object (value);
+      break;
+
+    case PROP_SEALED:
+      self->sealed = g_value_get_boolean (value);
+      break;
+
+    case PROP_THREADS:
+      serio_writer_set_threads (self, g_value_get_uint (value));
+      break;
+
+    default:
+      G_OBJECT_WARN_INVALID_PROPERTY_ID (object, prop_id, pspec);
+    }
+}
+
+static void
+serio_writer_class_init (SerioWriterClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+
+  object_class->dispose = serio_writer_dispose;
+  object_class->finalize = serio_writer_finalize;
+  object_class->constructed = serio_writer_constructed;
+  object_class->get_property = serio_writer_get_property;
+  object_class->set_property = serio_writer_set_property;
+
+  /**
+   * SerioWriter:stream:
+   *
+   * The stream the text is written to.
+   */
+  properties[PROP_STREAM] =
+    g_param_spec_object ("stream", NULL, NULL,
+                         G_TYPE_OUTPUT_STREAM,
+                         (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * SerioWriter:sealed:
+   *
+   * Whether the text is sealed (the default) or plain v1.
+   */
+  properties[PROP_SEALED] =
+    g_param_spec_boolean ("sealed", NULL, NULL,
+                          TRUE,
+                          (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * SerioWriter:threads:
+   *
+   * The most threads the writer formats values with; 0 (the default)
+   * means one per processor. The environment variable `SERIO_THREADS`
+   * caps it. The text does not depend on it.
+   */
+  properties[PROP_THREADS] =
+    g_param_spec_uint ("threads", NULL, NULL,
+                       0, MAX_THREADS, 0,
+                       (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
+
+  g_object_class_install_properties (object_class, N_PROPS, properties);
+
+  _serio_i18n_init ();
+}
+
+static void
+serio_writer_init (SerioWriter *self)
+{
+  g_mutex_init (&self->lock);
+  g_cond_init (&self->done);
+  self->sealed = TRUE;
+  self->buffer = g_malloc (BUFFER_SIZE + BUFFER_RESERVE);
+  self->state = STATE_OPEN;
+}
+
+void
+_serio_writer_keep_stream_open (SerioWriter *self)
+{
+  self->keep_open = TRUE;
+}
+
+guint
+_serio_threads_effective (guint requested)
+{
+  const char *cap = g_getenv ("SERIO_THREADS");
+  guint n = requested != 0 ? requested : g_get_num_processors ();
+
+  if (cap != NULL && *cap != '\0')
+    {
+      guint64 limit = g_ascii_strtoull (cap, NULL, 10);
+
+      if (limit >= 1)
+        n = MIN (n, limit);
+    }
+
+  return CLAMP (n, 1, MAX_THREADS);
+}
+
+/**
+ * serio_writer_set_threads:
+ * @self: a #SerioWriter
+ * @threads: the most threads to format values with, or 0 for one per
+ *   processor
+ *
+ * Sets [property@Serio.Writer:threads]. Long runs of values given in one
+ * call are then formatted by several threads at once; the text is the same
+ * byte for byte. The environment variable `SERIO_THREADS`, when set to a
+ * positive number, caps the threads whatever is set here.
+ */
+void
+serio_writer_set_threads (SerioWriter *self,
+                          guint        threads)
+{
+  g_return_if_fail (SERIO_IS_WRITER (self));
+  g_return_if_fail (threads <= MAX_THREADS);
+
+  if (self->threads == threads)
+    return;
+
+  self->threads = threads;
+  g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_THREADS]);
+}
+
+/**
+ * serio_writer_get_threads:
+ * @self: a #SerioWriter
+ *
+ * Gets [property@Serio.Writer:threads] as set.
+ *
+ * Returns: the most threads, or 0 for one per processor
+ */
+guint
+serio_writer_get_threads (SerioWriter *self)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), 0);
+
+  return self->threads;
+}
+
+/**
+ * serio_writer_new:
+ * @stream: the stream to write to
+ *
+ * Creates a writer of sealed v1 text to @stream. Nothing is written until
+ * the buffer fills or the text is finished.
+ *
+ * Returns: (transfer full): a new writer
+ */
+SerioWriter *
+serio_writer_new (GOutputStream *stream)
+{
+  g_return_val_if_fail (G_IS_OUTPUT_STREAM (stream), NULL);
+
+  return g_object_new (SERIO_TYPE_WRITER, "stream", stream, NULL);
+}
+
+/**
+ * serio_writer_new_plain:
+ * @stream: the stream to write to
+ *
+ * Creates a writer of plain v1 text, without a seal, to @stream: the text
+ * is then exactly what [method@Serio.Bundle.to_bytes] gives for the same
+ * arrays. Damage that leaves valid v1 (a changed digit, a lost line) goes
+ * unnoticed in a plain text, so prefer [ctor@Serio.Writer.new] unless a
+ * reader needs plain text.
+ *
+ * Returns: (transfer full): a new writer
+ */
+SerioWriter *
+serio_writer_new_plain (GOutputStream *stream)
+{
+  g_return_val_if_fail (G_IS_OUTPUT_STREAM (stream), NULL);
+
+  return g_object_new (SERIO_TYPE_WRITER, "stream", stream, "sealed", FALSE, NULL);
+}
+
+/**
+ * serio_writer_get_stream:
+ * @self: a #SerioWriter
+ *
+ * Gets the stream the writer writes to.
+ *
+ * Returns: (transfer none): the stream
+ */
+GOutputStream *
+serio_writer_get_stream (SerioWriter *self)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), NULL);
+
+  return self->stream;
+}
+
+/**
+ * serio_writer_get_sealed:
+ * @self: a #SerioWriter
+ *
+ * Gets whether the writer writes a sealed text.
+ *
+ * Returns: %TRUE for a sealed text, %FALSE for plain v1
+ */
+gboolean
+serio_writer_get_sealed (SerioWriter *self)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+
+  return self->sealed;
+}
+
+/**
+ * serio_writer_get_n_missing:
+ * @self: a #SerioWriter
+ *
+ * Gets the number of values that the array begun with
+ * [method@Serio.Writer.begin_array] still needs; 0 when no array is open.
+ *
+ * Returns: the number of values still to add
+ */
+guint64
+serio_writer_get_n_missing (SerioWriter *self)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), 0);
+
+  return self->in_array ? self->n_missing : 0;
+}
+
+/* Whether a call may go on; sets @error as it cannot. */
+static gboolean
+check_usable (SerioWriter   *self,
+              GCancellable  *cancellable,
+              GError       **error)
+{
+  switch (self->state)
+    {
+    case STATE_OPEN:
+      return !g_cancellable_set_error_if_cancelled (cancellable, error);
+
+    case STATE_BROKEN:
+      g_propagate_error (error, g_error_copy (self->failure));
+      return FALSE;
+
+    case STATE_FINISHED:
+    case STATE_CLOSED:
+    default:
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_CLOSED,
+                           _("The text is already finished: nothing more can be written"));
+      return FALSE;
+    }
+}
+
+/* Hashes what the buffer holds and was not hashed yet. */
+static void
+hash_buffer (SerioWriter *self)
+{
+  if (self->hash != NULL && self->used > self->hashed)
+    XXH3_64bits_update (self->hash, self->buffer + self->hashed, self->used - self->hashed);
+  self->hashed = self->used;
+}
+
+/* Writes out the buffer, hashing it on the way. A failure breaks the
+ * writer. */
+static gboolean
+flush (SerioWriter   *self,
+       GCancellable  *cancellable,
+       GError       **error)
+{
+  GError *local_error = NULL;
+
+  hash_buffer (self);
+
+  if (self->used > 0 &&
+      !g_output_stream_write_all (self->stream, self->buffer, self->used, NULL,
+                                  cancellable, &local_error))
+    {
+      self->state = STATE_BROKEN;
+      self->failure = g_error_copy (local_error);
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+
+  self->used = 0;
+  self->hashed = 0;
+  return TRUE;
+}
+
+/* Appends bytes, flushing as the buffer fills. */
+static gboolean
+put (SerioWriter   *self,
+     const char    *data,
+     gsize          len,
+     gboolean       sanitize,
+     GCancellable  *cancellable,
+     GError       **error)
+{
+  while (len > 0)
+    {
+      gsize n = MIN (len, BUFFER_SIZE - self->used);
+      char *out = self->buffer + self->used;
+
+      if (n == 0)
+        {
+          if (!flush (self, cancellable, error))
+            return FALSE;
+          continue;
+        }
+
+      memcpy (out, data, n);
+      if (sanitize)
+        {
+          for (gsize i = 0; i < n; i++)
+            {
+              if (out[i] == '|' || out[i] == '\r' || out[i] == '\n')
+                out[i] = '_';
+            }
+        }
+
+      self->used += n;
+      data += n;
+      len -= n;
+    }
+
+  return TRUE;
+}
+
+/* Ends the open array's line once its last value is in. */
+static void
+end_array_if_complete (SerioWriter *self)
+{
+  if (self->in_array && self->n_missing == 0)
+    {
+      /* BUFFER_RESERVE keeps room for the line feed. */
+      self->buffer[self->used++] = '\n';
+      self->in_array = FALSE;
+      self->n_records++;
+    }
+}
+
+/**
+ * serio_writer_begin_array:
+ * @self: a #SerioWriter
+ * @name: the name of the array, valid UTF-8, neither `serio.sealed` nor
+ *   `serio.seal`
+ * @n_values: the number of values the array will have
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Begins an array of @n_values values, to be given with
+ * [method@Serio.Writer.add_values] or [method@Serio.Writer.add_bytes] in
+ * any number of calls. The record ends by itself when the last value is
+ * in; an array of 0 values is complete at once.
+ *
+ * Every `|`, carriage return and line feed in @name is written as `_`.
+ *
+ * Fails with %G_IO_ERROR_INVALID_ARGUMENT, writing nothing, if the array
+ * begun before still misses values.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_begin_array (SerioWriter   *self,
+                          const char    *name,
+                          guint64        n_values,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  char count[32];
+  int count_len;
+
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
+  g_return_val_if_fail (g_utf8_validate (name, -1, NULL), FALSE);
+  g_return_val_if_fail (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, cancellable, error))
+    return FALSE;
+
+  if (self->in_array)
+    {
+      g_autofree char *missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: the placeholder is a number
+                                 * of values */
+                                "The array begun before still misses %s value",
+                                "The array begun before still misses %s values",
+                                plural_of (self->n_missing)),
+                   missing);
+      return FALSE;
+    }
+
+  count_len = g_snprintf (count, sizeof count, "|%" G_GUINT64_FORMAT "|", n_values);
+
+  if (!put (self, "v1|", 3, FALSE, cancellable, error) ||
+      !put (self, name, strlen (name), TRUE, cancellable, error) ||
+      !put (self, count, count_len, FALSE, cancellable, error))
+    return FALSE;
+
+  self->in_array = TRUE;
+  self->first_value = TRUE;
+  self->n_missing = n_values;
+  end_array_if_complete (self);
+
+  return TRUE;
+}
+
+static void
+format_block (Block *block)
+{
+  char *out = block->out;
+
+  if (block->leading_comma)
+    {
+      out = _serio_codec_write_tokens (out, block->values, block->n_values, TRUE);
+    }
+  else
+    {
+      out = _serio_codec_write_token (out, block->values[0]);
+      out = _serio_codec_write_tokens (out, block->values + 1, block->n_values - 1, TRUE);
+    }
+
+  block->len = out - block->out;
+}
+
+static void
+format_in_pool (gpointer data,
+                gpointer user_data)
+{
+  SerioWriter *self = user_data;
+
+  format_block (data);
+
+  g_mutex_lock (&self->lock);
+  if (--self->pending == 0)
+    g_cond_signal (&self->done);
+  g_mutex_unlock (&self->lock);
+}
+
+/* Writes out a formatted block, hashing it on the way. */
+static gboolean
+write_block (SerioWriter   *self,
+             Block         *block,
+             GCancellable  *cancellable,
+             GError       **error)
+{
+  GError *local_error = NULL;
+
+  if (self->hash != NULL)
+    XXH3_64bits_update (self->hash, block->out, block->len);
+
+  if (!g_output_stream_write_all (self->stream, block->out, block->len, NULL,
+                                  cancellable, &local_error))
+    {
+      self->state = STATE_BROKEN;
+      self->failure = g_error_copy (local_error);
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Formats whole blocks of @values with @n_threads threads, in rounds of
+ * one block per thread, and writes them out in order. Returns the number
+ * of values written, or G_MAXSIZE on an error. */
+static gsize
+put_values_parallel (SerioWriter   *self,
+                     const double  *values,
+                     gsize          n_values,
+                     guint          n_threads,
+                     GCancellable  *cancellable,
+                     GError       **error)
+{
+  gsize done = 0;
+
+  if (!flush (self, cancellable, error))
+    return G_MAXSIZE;
+
+  if (self->pool == NULL)
+    {
+      self->pool = g_thread_pool_new (format_in_pool, self, MAX_THREADS - 1, FALSE, NULL);
+      g_assert (self->pool != NULL);
+    }
+  g_thread_pool_set_max_threads (self->pool, n_threads - 1, NULL);
+
+  while (n_values - done >= 2 * BLOCK_VALUES)
+    {
+      guint n_blocks = MIN (n_threads, (n_values - done) / BLOCK_VALUES);
+
+      for (guint i = 0; i < n_blocks; i++)
+        {
+          Block *block = &self->blocks[i];
+
+          if (block->out == NULL)
+            block->out = g_malloc (BLOCK_SIZE);
+          block->values = values + done + (gsize) i * BLOCK_VALUES;
+          block->n_values = BLOCK_VALUES;
+          block->leading_comma = !(self->first_value && done == 0 && i == 0);
+        }
+
+      self->pending = n_blocks - 1;
+      for (guint i = 1; i < n_blocks; i++)
+        g_thread_pool_push (self->pool, &self->blocks[i], NULL);
+      format_block (&self->blocks[0]);
+
+      g_mutex_lock (&self->lock);
+      while (self->pending > 0)
+        g_cond_wait (&self->done, &self->lock);
+      g_mutex_unlock (&self->lock);
+
+      for (guint i = 0; i < n_blocks; i++)
+        {
+          if (!write_block (self, &self->blocks[i], cancellable, error))
+            return G_MAXSIZE;
+        }
+
+      self->first_value = FALSE;
+      self->n_missing -= (gsize) n_blocks * BLOCK_VALUES;
+      done += (gsize) n_blocks * BLOCK_VALUES;
+    }
+
+  return done;
+}
+
+/* Writes @n_values values of the open array, which has room for them. */
+static gboolean
+put_values (SerioWriter   *self,
+            const double  *values,
+            gsize          n_values,
+            GCancellable  *cancellable,
+            GError       **error)
+{
+  if (n_values >= 2 * BLOCK_VALUES)
+    {
+      guint n_threads = _serio_threads_effective (self->threads);
+
+      if (n_threads > 1)
+        {
+          gsize done = put_values_parallel (self, values, n_values, n_threads, cancellable, error);
+
+          if (done == G_MAXSIZE)
+            return FALSE;
+          values += done;
+          n_values -= done;
+        }
+    }
+
+  while (n_values > 0)
+    {
+      gsize room = (BUFFER_SIZE - MIN (self->used, BUFFER_SIZE)) / (SERIO_CODEC_TOKEN_MAX + 1);
+      gsize n = MIN (n_values, room);
+      char *out = self->buffer + self->used;
+
+      if (n == 0)
+        {
+          if (!flush (self, cancellable, error))
+            return FALSE;
+          continue;
+        }
+
+      if (self->first_value)
+        {
+          out = _serio_codec_write_token (out, values[0]);
+          self->first_value = FALSE;
+          out = _serio_codec_write_tokens (out, values + 1, n - 1, TRUE);
+        }
+      else
+        {
+          out = _serio_codec_write_tokens (out, values, n, TRUE);
+        }
+
+      self->used = out - self->buffer;
+      self->n_missing -= n;
+      values += n;
+      n_values -= n;
+    }
+
+  end_array_if_complete (self);
+  return TRUE;
+}
+
+static gboolean
+check_room (SerioWriter  *self,
+            gsize         n_values,
+            GError      **error)
+{
+  if (!self->in_array)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("No array is begun: values can only follow serio_writer_begin_array()"));
+      return FALSE;
+    }
+
+  if (n_values > self->n_missing)
+    {
+      g_autofree char *given = g_strdup_printf ("%" G_GSIZE_FORMAT, n_values);
+      g_autofree char *missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: both placeholders are numbers
+                                 * of values; the plural follows the second */
+                                "Too many values: %s given, but the array needs only %s more",
+                                "Too many values: %s given, but the array needs only %s more",
+                                plural_of (self->n_missing)),
+                   given, missing);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/**
+ * serio_writer_add_values:
+ * @self: a #SerioWriter
+ * @values: (array length=n_values): values of the array begun with
+ *   [method@Serio.Writer.begin_array]
+ * @n_values: the number of values; @values may be %NULL when it is 0
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Adds the next @n_values values to the open array. Every NaN is written
+ * `nan` (and reads back as the default quiet NaN).
+ *
+ * Fails with %G_IO_ERROR_INVALID_ARGUMENT, writing nothing, when no array
+ * is open or when @n_values exceeds what the array still needs
+ * ([method@Serio.Writer.get_n_missing]).
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_add_values (SerioWriter   *self,
+                         const double  *values,
+                         gsize          n_values,
+                         GCancellable  *cancellable,
+                         GError       **error)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (values != NULL || n_values == 0, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, cancellable, error) || !check_room (self, n_values, error))
+    return FALSE;
+
+  return put_values (self, values, n_values, cancellable, error);
+}
+
+/**
+ * serio_writer_add_bytes:
+ * @self: a #SerioWriter
+ * @values: native-endian 64-bit floats; its size must be a multiple of 8
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Adds the doubles held in @values to the open array, like
+ * [method@Serio.Writer.add_values].
+ *
+ * This is the fast path from bindings, with no conversion per value: in
+ * Python, `writer.add_bytes(GLib.Bytes.new(chunk.tobytes()))` for a slice
+ * of a NumPy float64 array; in GJS, `writer.add_bytes(new
+ * GLib.Bytes(new Uint8Array(float64array.buffer)))`.
+ *
+ * A size that is not a multiple of 8 fails with
+ * %G_IO_ERROR_INVALID_ARGUMENT, like too many values.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_add_bytes (SerioWriter   *self,
+                        GBytes        *values,
+                        GCancellable  *cancellable,
+                        GError       **error)
+{
+  const guint8 *data;
+  gsize size, n_values;
+
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (values != NULL, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, cancellable, error))
+    return FALSE;
+
+  data = g_bytes_get_data (values, &size);
+  if (size % sizeof (double) != 0)
+    {
+      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* TRANSLATORS: the placeholder is a number of bytes */
+                   _("The values take %s bytes, which is not a multiple of 8"),
+                   taken);
+      return FALSE;
+    }
+
+  n_values = size / sizeof (double);
+  if (!check_room (self, n_values, error))
+    return FALSE;
+
+  if ((guintptr) data % G_ALIGNOF (double) == 0)
+    return put_values (self, (const double *) (gconstpointer) data, n_values, cancellable, error);
+
+  while (n_values > 0)
+    {
+      double chunk[BYTES_CHUNK];
+      gsize n = MIN (n_values, BYTES_CHUNK);
+
+      memcpy (chunk, data, n * sizeof (double));
+      if (!put_values (self, chunk, n, cancellable, error))
+        return FALSE;
+      data += n * sizeof (double);
+      n_values -= n;
+    }
+
+  return TRUE;
+}
+
+/**
+ * serio_writer_write_array:
+ * @self: a #SerioWriter
+ * @name: the name of the array, valid UTF-8, neither `serio.sealed` nor
+ *   `serio.seal`
+ * @values: (array length=n_values): the values
+ * @n_values: the number of values; @values may be %NULL when it is 0
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Writes a whole array: [method@Serio.Writer.begin_array] and
+ * [method@Serio.Writer.add_values] in one call.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_write_array (SerioWriter   *self,
+                          const char    *name,
+                          const double  *values,
+                          gsize          n_values,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (values != NULL || n_values == 0, FALSE);
+
+  return serio_writer_begin_array (self, name, n_values, cancellable, error) &&
+         put_values (self, values, n_values, cancellable, error);
+}
+
+/**
+ * serio_writer_write_bytes:
+ * @self: a #SerioWriter
+ * @name: the name of the array, valid UTF-8, neither `serio.sealed` nor
+ *   `serio.seal`
+ * @values: native-endian 64-bit floats; its size must be a multiple of 8
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Writes a whole array from the doubles in @values, like
+ * [method@Serio.Writer.write_array]; see [method@Serio.Writer.add_bytes]
+ * for bindings.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_write_bytes (SerioWriter   *self,
+                          const char    *name,
+                          GBytes        *values,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  gsize size;
+
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (values != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  size = g_bytes_get_size (values);
+  if (size % sizeof (double) != 0)
+    {
+      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("The values take %s bytes, which is not a multiple of 8"),
+                   taken);
+      return FALSE;
+    }
+
+  return serio_writer_begin_array (self, name, size / sizeof (double), cancellable, error) &&
+         serio_writer_add_bytes (self, values, cancellable, error);
+}
+
+/**
+ * serio_writer_finish:
+ * @self: a #SerioWriter
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Completes the text: writes what the buffer holds and, for a sealed text,
+ * the closing seal record, then flushes the stream. The stream stays open,
+ * so that more data may follow the text in it; use
+ * [method@Serio.Writer.close] to close it too.
+ *
+ * Fails with %G_IO_ERROR_INVALID_ARGUMENT, writing nothing, while the
+ * array begun last misses values. Calling it again after it succeeded
+ * does nothing.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_finish (SerioWriter   *self,
+                     GCancellable  *cancellable,
+                     GError       **error)
+{
+  GError *local_error = NULL;
+
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (self->state == STATE_FINISHED)
+    return TRUE;
+  if (!check_usable (self, cancellable, error))
+    return FALSE;
+
+  if (self->in_array)
+    {
+      g_autofree char *missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: the placeholder is a number
+                                 * of values */
+                                "The text cannot be finished: its last array still misses %s value",
+                                "The text cannot be finished: its last array still misses %s values",
+                                plural_of (self->n_missing)),
+                   missing);
+      return FALSE;
+    }
+
+  if (self->sealed)
+    {
+      if (self->used + SERIO_SEAL_CLOSE_MAX > BUFFER_SIZE + BUFFER_RESERVE &&
+          !flush (self, cancellable, error))
+        return FALSE;
+
+      hash_buffer (self);
+      self->used = _serio_seal_write_close (self->buffer + self->used, self->n_records,
+                                            XXH3_64bits_digest (self->hash)) - self->buffer;
+      /* The seal record is not part of what it hashes. */
+      self->hashed = self->used;
+    }
+
+  if (!flush (self, cancellable, error))
+    return FALSE;
+
+  if (!g_output_stream_flush (self->stream, cancellable, &local_error))
+    {
+      self->state = STATE_BROKEN;
+      self->failure = g_error_copy (local_error);
+      g_propagate_error (error, local_error);
+      return FALSE;
+    }
+
+  self->state = STATE_FINISHED;
+  return TRUE;
+}
+
+/**
+ * serio_writer_close:
+ * @self: a #SerioWriter
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Completes the text like [method@Serio.Writer.finish], then closes the
+ * stream.
+ *
+ * If the text cannot be completed (an array misses values, the stream
+ * failed, @cancellable was cancelled), the stream is closed as cancelled
+ * (a stream from [method@Gio.File.replace] then keeps the old file) and
+ * the error is returned. The stream is closed in every case.
+ *
+ * Returns: %TRUE if the whole text was written and the stream closed,
+ *   %FALSE with @error set
+ */
+gboolean
+serio_writer_close (SerioWriter   *self,
+                    GCancellable  *cancellable,
+                    GError       **error)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (self->state == STATE_CLOSED)
+    return TRUE;
+
+  if (!serio_writer_finish (self, cancellable, error))
+    {
+      abandon_stream (self);
+      self->state = STATE_CLOSED;
+      return FALSE;
+    }
+
+  self->state = STATE_CLOSED;
+  return g_output_stream_close (self->stream, cancellable, error);
+}

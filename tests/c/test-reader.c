@@ -1,0 +1,635 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-reader.c: SerioReader against the in-memory reader
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * Every text here is read twice: whole, by serio_bundle_from_bytes(), and
+ * through a SerioReader fed one byte at a time or in random pieces, with a
+ * small buffer or the default one, its values taken in random pieces. Both
+ * must accept the same arrays, or fail with the same code and the same
+ * message (so the same line, value index and token text).
+ */
+
+#include <string.h>
+
+#include <gio/gio.h>
+#include <serio.h>
+
+#include "test-stream-utils.h"
+#include "test-utils.h"
+
+/* The rejection tables of the in-memory reader's tests, used as they are. */
+int test_reject_main (int argc, char **argv);
+#define main test_reject_main
+#include "test-reject.c"
+#undef main
+
+#define DEFAULT_BUFFER 0   /* the reader's own default */
+
+/* Reads @text through a reader; values in random pieces, through both
+ * calls. */
+static SerioBundle *
+rd_read (GBytes    *text,
+         gssize     chunk,
+         guint      buffer_size,
+         gboolean  *sealed,
+         GError   **error)
+{
+  g_autoptr(GInputStream) stream = test_chunked_input_stream_new (text, chunk);
+  g_autoptr(SerioReader) reader = buffer_size == DEFAULT_BUFFER ?
+    serio_reader_new (stream) :
+    g_object_new (SERIO_TYPE_READER, "stream", stream, "buffer-size", buffer_size, NULL);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  GError *local_error = NULL;
+
+  /* 1 to 4 threads: the result must not depend on it */
+  serio_reader_set_threads (reader, g_test_rand_int_range (1, 5));
+
+  while (serio_reader_next (reader, NULL, &local_error))
+    {
+      guint64 n = serio_reader_get_n_values (reader);
+      g_autoptr(GArray) values = g_array_new (FALSE, FALSE, sizeof (double));
+
+      g_assert_nonnull (serio_reader_get_name (reader));
+      g_assert_false (serio_reader_get_finished (reader));
+      for (;;)
+        {
+          gsize piece = g_test_rand_int_range (0, 4) == 0 ? 1 << 22 : (gsize) g_test_rand_int_range (1, 40);
+          gsize got;
+
+          if (g_test_rand_bit ())
+            {
+              double buf[40];
+
+              piece = MIN (piece, G_N_ELEMENTS (buf));
+              if (!serio_reader_read_values (reader, buf, piece, &got, NULL, &local_error))
+                break;
+              g_array_append_vals (values, buf, got);
+            }
+          else
+            {
+              g_autoptr(GBytes) bytes = serio_reader_read_bytes (reader, piece, NULL, &local_error);
+
+              if (bytes == NULL)
+                break;
+              got = g_bytes_get_size (bytes) / sizeof (double);
+              g_array_append_vals (values, g_bytes_get_data (bytes, NULL), got);
+            }
+          if (got == 0)
+            break;
+          g_assert_cmpuint (serio_reader_get_n_left (reader), ==, n - values->len);
+        }
+      if (local_error != NULL)
+        break;
+
+      g_assert_cmpuint (values->len, ==, n);
+      serio_bundle_append (bundle, serio_reader_get_name (reader),
+                           (const double *) (gconstpointer) values->data, values->len);
+    }
+
+  if (local_error != NULL)
+    {
+      g_assert_false (serio_reader_get_finished (reader));
+      /* Every later call gives the same error. */
+      {
+        g_autoptr(GError) again = NULL;
+
+        g_assert_false (serio_reader_next (reader, NULL, &again));
+        g_assert_nonnull (again);
+        g_assert_cmpstr (again->message, ==, local_error->message);
+      }
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+
+  g_assert_true (serio_reader_get_finished (reader));
+  g_assert_false (serio_reader_next (reader, NULL, &local_error));
+  g_assert_no_error (local_error);
+  if (sealed != NULL)
+    *sealed = serio_reader_get_sealed (reader);
+
+  return g_steal_pointer (&bundle);
+}
+
+/* The reader and the in-memory reader agree on @text, read with @chunk
+ * and @buffer_size. */
+static void
+rd_compare_with (GBytes *text,
+                 gssize  chunk,
+                 guint   buffer_size)
+{
+  g_autoptr(GError) expected = NULL;
+  g_autoptr(GError) actual = NULL;
+  g_autoptr(SerioBundle) whole = serio_bundle_from_bytes (text, &expected);
+  g_autoptr(SerioBundle) streamed = rd_read (text, chunk, buffer_size, NULL, &actual);
+
+  if (expected != NULL)
+    {
+      if (actual == NULL)
+        g_test_message ("expected: %s", expected->message);
+      g_assert_nonnull (actual);
+      g_assert_true (actual->domain == expected->domain);
+      g_assert_cmpint (actual->code, ==, expected->code);
+      g_assert_cmpstr (actual->message, ==, expected->message);
+      /* and the same location as data */
+      g_assert_cmpuint (serio_error_get_line (actual), ==, serio_error_get_line (expected));
+      g_assert_cmpuint (serio_error_get_value_index (actual), ==, serio_error_get_value_index (expected));
+      g_assert_cmpstr (serio_error_get_detail (actual), ==, serio_error_get_detail (expected));
+    }
+  else
+    {
+      g_assert_no_error (actual);
+      g_assert_true (serio_bundle_equal (streamed, whole));
+    }
+}
+
+static void
+rd_compare (GBytes *text)
+{
+  gsize size = g_bytes_get_size (text);
+
+  if (size < 20000)
+    {
+      rd_compare_with (text, 1, 64);
+      rd_compare_with (text, 1, DEFAULT_BUFFER);
+    }
+  rd_compare_with (text, -7, 64);
+  rd_compare_with (text, -300, 100);
+  rd_compare_with (text, -70000, DEFAULT_BUFFER);
+}
+
+static void
+rd_compare_data (const char *data,
+                 gsize       len)
+{
+  g_autoptr(GBytes) text = g_bytes_new (data, len);
+
+  rd_compare (text);
+}
+
+static void
+rd_compare_string (const char *data)
+{
+  rd_compare_data (data, strlen (data));
+}
+
+static void
+test_tables (void)
+{
+  const struct
+  {
+    const Rejection *rows;
+    gsize            n_rows;
+  } tables[] = {
+    { syntax_tokens, G_N_ELEMENTS (syntax_tokens) },
+    { syntax_records, G_N_ELEMENTS (syntax_records) },
+    { domain, G_N_ELEMENTS (domain) },
+    { lengths, G_N_ELEMENTS (lengths) },
+    { truncated, G_N_ELEMENTS (truncated) },
+    { versions, G_N_ELEMENTS (versions) },
+    { bad_bytes, G_N_ELEMENTS (bad_bytes) },
+    { line_numbers, G_N_ELEMENTS (line_numbers) },
+  };
+  guint n = 0;
+
+  g_test_summary ("Every rejection of the in-memory reader's table, through a "
+                  "reader fed one byte at a time and in random pieces: same "
+                  "code and message (line, index, token).");
+
+  for (gsize t = 0; t < G_N_ELEMENTS (tables); t++)
+    {
+      for (gsize i = 0; i < tables[t].n_rows; i++)
+        {
+          const Rejection *r = &tables[t].rows[i];
+          g_autoptr(GBytes) text = g_bytes_new (r->input, r->len);
+          g_autoptr(GError) error = NULL;
+          g_autoptr(SerioBundle) streamed = rd_read (text, 1, 64, NULL, &error);
+
+          /* The table's own expectations hold through the reader... */
+          g_assert_null (streamed);
+          assert_code (error, r);
+          assert_message (error->message, r);
+          /* ...and the reader says exactly what the in-memory one says. */
+          rd_compare (text);
+          n++;
+        }
+    }
+
+  for (gsize i = 0; i < G_N_ELEMENTS (accepted_corpus); i++)
+    rd_compare_string (accepted_corpus[i]);
+
+  g_assert_cmpuint (n, >, 100);
+}
+
+/* The sample of the in-memory tests, cut at every byte. */
+static void
+test_cut_sample (void)
+{
+  g_autoptr(GString) sample = g_string_new (NULL);
+
+  for (gsize i = 0; i < G_N_ELEMENTS (sample_lines); i++)
+    g_string_append (sample, sample_lines[i].line);
+
+  for (gsize cut = 0; cut <= sample->len; cut++)
+    rd_compare_data (sample->str, cut);
+}
+
+/* Tokens, names, counts and tags far longer than the buffer. */
+static void
+test_long (void)
+{
+  static const gsize lengths_[] = { 30, 63, 64, 65, 200, 5000 };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (lengths_); i++)
+    {
+      gsize n = lengths_[i];
+      g_autofree char *zeros = g_strnfill (n, '0');
+      g_autofree char *ones = g_strnfill (n, '1');
+      g_autofree char *nines = g_strnfill (n, '9');
+      g_autofree char *xs = g_strnfill (n, 'x');
+      g_autofree char *name = g_strnfill (n, 'n');
+      const char *tokens[] = {
+        g_strconcat ("1", zeros, NULL),
+        g_strconcat (ones, NULL),
+        g_strconcat (ones, "p-1", NULL),
+        g_strconcat (ones, "2p-1", NULL),
+        g_strconcat ("1p", nines, NULL),
+        g_strconcat ("1p-", nines, NULL),
+        g_strconcat (zeros, "1", NULL),
+        g_strconcat ("-", ones, NULL),
+        g_strconcat (ones, "x", NULL),
+        g_strconcat ("1p", nines, "x", NULL),
+        g_strconcat ("1p1", xs, NULL),
+        g_strconcat (xs, NULL),
+        g_strconcat ("inf", xs, NULL),
+        g_strconcat (ones, "\r", NULL),
+        g_strconcat (ones, "\r\r", NULL),
+        g_strconcat ("3p", zeros, NULL),
+      };
+      g_autofree char *huge_name = g_strdup_printf ("v1|%s|2|1,2\n", name);
+      g_autofree char *huge_tag = g_strdup_printf ("v%s|x|0|\n", nines);
+      g_autofree char *huge_tag_bad = g_strdup_printf ("v%sx|x|0|\n", nines);
+      g_autofree char *huge_count = g_strdup_printf ("v1|x|%s|1\n", nines);
+      g_autofree char *huge_bad_count = g_strdup_printf ("v1|x|1%sx|1\n", nines);
+      g_autofree char *huge_bad_name = g_strdup_printf ("v1|%s\xff|0|\n", name);
+
+      for (gsize k = 0; k < G_N_ELEMENTS (tokens); k++)
+        {
+          g_autofree char *one = g_strdup_printf ("v1|a|0|\nv1|x|1|%s\n", tokens[k]);
+          g_autofree char *middle = g_strdup_printf ("v1|x|3|1,%s,2\n", tokens[k]);
+          g_autofree char *last = g_strdup_printf ("v1|x|2|1,%s\r\n", tokens[k]);
+          g_autofree char *cut = g_strdup_printf ("v1|x|2|1,%s", tokens[k]);
+
+          rd_compare_string (one);
+          rd_compare_string (middle);
+          rd_compare_string (last);
+          rd_compare_string (cut);
+          g_free ((char *) tokens[k]);
+        }
+
+      rd_compare_string (huge_name);
+      rd_compare_string (huge_tag);
+      rd_compare_string (huge_tag_bad);
+      rd_compare_string (huge_count);
+      rd_compare_string (huge_bad_count);
+      rd_compare_string (huge_bad_name);
+    }
+}
+
+static SerioBundle *
+random_bundle (guint  n_arrays,
+               gsize  max_values)
+{
+  static const char *names[] = { "w", "", "größe", "名前 ", "a\tb", "v1", "x|y" };
+  SerioBundle *bundle = serio_bundle_new ();
+
+  for (guint i = 0; i < n_arrays; i++)
+    {
+      gsize n = g_test_rand_int_range (0, (gint32) max_values + 1);
+      g_autofree double *values = g_new (double, MAX (n, 1));
+
+      for (gsize k = 0; k < n; k++)
+        values[k] = test_double_of (k % 2 ? test_rand_interesting () : test_rand_u64 ());
+      serio_bundle_append (bundle, names[g_test_rand_int_range (0, G_N_ELEMENTS (names))], values, n);
+    }
+
+  return bundle;
+}
+
+/* A byte replaced, dropped or added, a line doubled or dropped, the text
+ * cut: whatever the in-memory reader says, the reader says too. */
+static void
+test_mutations (gconstpointer data)
+{
+  gboolean sealed = GPOINTER_TO_INT (data);
+  static const char interesting[] = "0123456789p-,|\n\r v1x\xff\xc3";
+  guint iterations = test_iterations (1500);
+
+  for (guint it = 0; it < iterations; it++)
+    {
+      g_autoptr(SerioBundle) bundle = random_bundle (g_test_rand_int_range (0, 5), 12);
+      g_autoptr(GBytes) original = sealed ? serio_bundle_to_sealed_bytes (bundle) : serio_bundle_to_bytes (bundle);
+      gsize size;
+      const char *bytes = g_bytes_get_data (original, &size);
+      g_autoptr(GString) text = g_string_new_len (bytes, size);
+      g_autoptr(GBytes) mutated = NULL;
+      gsize at = text->len > 0 ? (gsize) g_test_rand_int_range (0, (gint32) text->len) : 0;
+      char c = g_test_rand_bit () ? interesting[g_test_rand_int_range (0, sizeof interesting - 1)] :
+               (char) g_test_rand_int_range (0, 256);
+
+      switch (g_test_rand_int_range (0, 6))
+        {
+        case 0:
+          if (text->len > 0)
+            text->str[at] = c;
+          break;
+        case 1:
+          if (text->len > 0)
+            g_string_erase (text, at, 1);
+          break;
+        case 2:
+          g_string_insert_c (text, at, c);
+          break;
+        case 3:
+          g_string_truncate (text, at);
+          break;
+        case 4:
+          {
+            /* double or drop the line around @at */
+            const char *start = text->str + at;
+            const char *nl = memchr (start, '\n', text->len - at);
+            gsize from = at, to;
+
+            while (from > 0 && text->str[from - 1] != '\n')
+              from--;
+            to = nl != NULL ? (gsize) (nl - text->str) + 1 : text->len;
+            if (g_test_rand_bit ())
+              g_string_erase (text, from, to - from);
+            else
+              {
+                g_autofree char *copy = g_strndup (text->str + from, to - from);
+
+                g_string_insert_len (text, from, copy, to - from);
+              }
+          }
+          break;
+        default:
+          /* unchanged */
+          break;
+        }
+
+      mutated = g_bytes_new (text->str, text->len);
+      rd_compare_with (mutated, -(gssize) g_test_rand_int_range (2, 40), 64 + g_test_rand_int_range (0, 40));
+      if (it % 16 == 0)
+        rd_compare_with (mutated, 1, 64);
+    }
+}
+
+/* Files larger than the buffer: many records, and one line of several
+ * megabytes, with one bad token near the end. */
+static void
+test_large (gconstpointer data)
+{
+  gboolean one_line = GPOINTER_TO_INT (data);
+  /* still more than the reader's buffer under a slow tool */
+  gsize n = test_slow_tool () ? 60000 : 200000;
+  g_autofree double *values = g_new (double, n);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(GBytes) sealed = NULL;
+  g_autoptr(GString) text = NULL;
+  g_autoptr(GBytes) damaged = NULL;
+  g_autoptr(GError) error = NULL;
+  gsize size;
+  const char *p;
+  char *comma;
+
+  for (gsize i = 0; i < n; i++)
+    values[i] = test_double_of (test_rand_u64 ());
+
+  if (one_line)
+    serio_bundle_append (bundle, "big", values, n);
+  else
+    for (gsize i = 0; i < n; i += 1000)
+      serio_bundle_append (bundle, "part", values + i, 1000);
+
+  sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_assert_cmpuint (g_bytes_get_size (sealed), >, (n / 200000.0) * 3 * 1024 * 1024);
+  rd_compare_with (sealed, -65536, DEFAULT_BUFFER);
+  rd_compare_with (sealed, -3000, 4096);
+
+  /* The tenth value from the end of the last array goes bad. */
+  p = g_bytes_get_data (sealed, &size);
+  text = g_string_new_len (p, size);
+  comma = text->str + text->len;
+  while (*--comma != '\n')
+    ;
+  while (*--comma != '\n')
+    ;
+  for (guint k = 0; k < 10; k++)
+    while (*--comma != ',')
+      ;
+  comma[1] = 'x';
+  damaged = g_bytes_new (text->str, text->len);
+
+  rd_compare_with (damaged, -65536, DEFAULT_BUFFER);
+  rd_compare_with (damaged, -3000, 4096);
+
+  /* A bad token anywhere in the shares of the threads, or two of them:
+   * the first is reported. */
+  for (guint k = 0; k < (test_slow_tool () ? 6 : 48); k++)
+    {
+      g_autoptr(GString) again = g_string_new_len (p, size);
+      g_autoptr(GBytes) bytes = NULL;
+      /* spread over the text, so that every share of every window gets
+       * some */
+      gsize at = (again->len - 200) * (k + 1) / 49 + g_test_rand_int_range (0, 100);
+
+      again->str[at] = "x,|\n"[g_test_rand_int_range (0, 4)];
+      if (k % 3 == 0)
+        again->str[at + g_test_rand_int_range (1, 90)] = 'p';
+      bytes = g_bytes_new (again->str, again->len);
+      rd_compare_with (bytes, -200000, DEFAULT_BUFFER);
+      rd_compare_with (bytes, 1 << 20, DEFAULT_BUFFER);
+    }
+
+  {
+    g_autoptr(SerioBundle) streamed = rd_read (damaged, -65536, DEFAULT_BUFFER, NULL, &error);
+    g_autofree char *where = g_strdup_printf (", value %" G_GSIZE_FORMAT " ", one_line ? n - 9 : 991);
+
+    g_assert_null (streamed);
+    g_assert_error (error, SERIO_ERROR, SERIO_ERROR_SYNTAX);
+    g_assert_nonnull (strstr (error->message, where));
+  }
+}
+
+/* Reads @text, skipping the arrays whose name is "skip". */
+static gboolean
+rd_read_skipping (GBytes  *text,
+                  guint   *n_read,
+                  GError **error)
+{
+  g_autoptr(GInputStream) stream = test_chunked_input_stream_new (text, -50);
+  g_autoptr(SerioReader) reader = g_object_new (SERIO_TYPE_READER, "stream", stream, "buffer-size", 64, NULL);
+
+  *n_read = 0;
+  while (serio_reader_next (reader, NULL, error))
+    {
+      if (strcmp (serio_reader_get_name (reader), "skip") == 0)
+        {
+          /* half the time explicitly, after a first value */
+          if (g_test_rand_bit ())
+            {
+              double first;
+              gsize got;
+
+              if (!serio_reader_read_values (reader, &first, 1, &got, NULL, error) ||
+                  !serio_reader_skip_array (reader, NULL, error))
+                return FALSE;
+              g_assert_cmpuint (serio_reader_get_n_left (reader), ==, 0);
+            }
+          continue;
+        }
+
+      {
+        g_autoptr(GBytes) all = serio_reader_read_bytes (reader, G_MAXSIZE, NULL, error);
+
+        if (all == NULL)
+          return FALSE;
+        g_assert_cmpuint (g_bytes_get_size (all), ==, serio_reader_get_n_values (reader) * sizeof (double));
+        (*n_read)++;
+      }
+    }
+
+  return *error == NULL;
+}
+
+static void
+test_skip (void)
+{
+  const char *plain = "v1|a|1|1\nv1|skip|3|1,2,x\nv1|b|2|1p-1,3\n";
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  const double values[] = { 1.0, 2.0, 3.0 };
+  g_autoptr(GBytes) sealed = NULL;
+  g_autoptr(GString) damaged = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) error = NULL;
+  guint n_read;
+
+  /* In a plain text, a skipped array is not parsed. */
+  bytes = g_bytes_new_static (plain, strlen (plain));
+  g_assert_true (rd_read_skipping (bytes, &n_read, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (n_read, ==, 2);
+  g_clear_pointer (&bytes, g_bytes_unref);
+
+  /* In a sealed text, damage in a skipped array breaks the seal. */
+  serio_bundle_append (bundle, "a", values, 1);
+  serio_bundle_append (bundle, "skip", values, 3);
+  serio_bundle_append (bundle, "b", values, 2);
+  sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_assert_true (rd_read_skipping (sealed, &n_read, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (n_read, ==, 2);
+
+  damaged = g_string_new_len (g_bytes_get_data (sealed, NULL), g_bytes_get_size (sealed));
+  strstr (damaged->str, "|1,2,3")[5] = '7';
+  bytes = g_bytes_new (damaged->str, damaged->len);
+  g_assert_false (rd_read_skipping (bytes, &n_read, &error));
+  g_assert_error (error, SERIO_ERROR, SERIO_ERROR_INTEGRITY);
+}
+
+/* Shapes and base names, as the bundle gives them. */
+static void
+test_shapes (void)
+{
+  const char *text = "v1|w[2x3]|6|1,2,3,4,5,6\nv1|s[]|1|5\nv1|bad[2x2]|3|1,2,3\n"
+                     "v1|plain|2|1,2\nv1|e[0x4]|0|\n";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (text, strlen (text));
+  g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (bytes, NULL);
+  g_autoptr(GInputStream) stream = test_chunked_input_stream_new (bytes, -5);
+  g_autoptr(SerioReader) reader = serio_reader_new (stream);
+  g_autoptr(GError) error = NULL;
+  guint index = 0;
+  guint n_dims;
+
+  g_assert_null (serio_reader_get_base_name (reader));
+  g_free (serio_reader_get_shape (reader, &n_dims));
+  g_assert_cmpuint (n_dims, ==, 1);
+
+  while (serio_reader_next (reader, NULL, &error))
+    {
+      guint expected_dims;
+      g_autofree guint64 *shape = serio_reader_get_shape (reader, &n_dims);
+      g_autofree guint64 *expected = serio_bundle_get_shape (bundle, index, &expected_dims);
+      g_autofree char *base = serio_reader_get_base_name (reader);
+      g_autofree char *expected_base = serio_bundle_get_base_name (bundle, index);
+
+      g_assert_cmpstr (base, ==, expected_base);
+      g_assert_cmpmem (shape, n_dims * sizeof (guint64), expected, expected_dims * sizeof (guint64));
+      index++;
+    }
+  g_assert_no_error (error);
+  g_assert_cmpuint (index, ==, 5);
+}
+
+/* A count no text can hold is not allocated for. */
+static void
+test_hostile_count (void)
+{
+  const char *text = "v1|w|1000000000000000|1,2\n";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (text, strlen (text));
+  g_autoptr(GInputStream) stream = test_chunked_input_stream_new (bytes, 1);
+  g_autoptr(SerioReader) reader = serio_reader_new (stream);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) values = NULL;
+
+  g_assert_true (serio_reader_next (reader, NULL, &error));
+  g_assert_cmpuint (serio_reader_get_n_values (reader), ==, G_GUINT64_CONSTANT (1000000000000000));
+  values = serio_reader_read_bytes (reader, G_MAXSIZE, NULL, &error);
+  g_assert_null (values);
+  g_assert_error (error, SERIO_ERROR, SERIO_ERROR_LENGTH);
+  rd_compare_string (text);
+}
+
+/* A failing stream gives its own error, and the reader stays failed. */
+static void
+test_stream_error (void)
+{
+  const char *text = "v1|w|3|1,2,3\n";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (text, strlen (text));
+  g_autoptr(GInputStream) stream = test_chunked_input_stream_new (bytes, 2);
+  g_autoptr(SerioReader) reader = serio_reader_new (stream);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GError) error = NULL;
+  double values[3];
+  gsize got;
+
+  g_assert_true (serio_reader_next (reader, NULL, &error));
+  g_cancellable_cancel (cancellable);
+  g_assert_false (serio_reader_read_values (reader, values, 3, &got, cancellable, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+  g_clear_error (&error);
+  g_assert_false (serio_reader_next (reader, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/reader/tables", test_tables);
+  g_test_add_func ("/reader/cut-sample", test_cut_sample);
+  g_test_add_func ("/reader/long", test_long);
+  g_test_add_data_func ("/reader/mutations/plain", GINT_TO_POINTER (FALSE), test_mutations);
+  g_test_add_data_func ("/reader/mutations/sealed", GINT_TO_POINTER (TRUE), test_mutations);
+  g_test_add_data_func ("/reader/large/records", GINT_TO_POINTER (FALSE), test_large);
+  g_test_add_data_func ("/reader/large/one-line", GINT_TO_POINTER (TRUE), test_large);
+  g_test_add_func ("/reader/skip", test_skip);
+  g_test_add_func ("/reader/shapes", test_shapes);
+  g_test_add_func ("/reader/hostile-count", test_hostile_count);
+  g_test_add_func ("/reader/stream-error", test_stream_error);
+
+  return g_test_run ();
+}

@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-writer.c: SerioWriter, against the bundle's own serialisation
+ *
+ * Copyright 2026 The libserio authors
+ */
+
+#include <string.h>
+
+#include <gio/gio.h>
+#include <glib/gstdio.h>
+#include <serio.h>
+#include <xxhash.h>
+
+#include "test-stream-utils.h"
+#include "test-utils.h"
+
+/* The sealed text of @plain, built here from the specification (one-shot
+ * XXH3 over the opening record and the plain text), independently of the
+ * writer's hash that runs as the buffer is flushed. */
+static GBytes *
+reference_sealed (GBytes *plain,
+                  guint   n_arrays)
+{
+  static const char opening[] = "v1|serio.sealed|1|1\n";
+  GString *text = g_string_new (opening);
+  gsize size;
+  const char *data = g_bytes_get_data (plain, &size);
+  guint64 hash;
+
+  g_string_append_len (text, data, size);
+  hash = XXH3_64bits (text->str, text->len);
+  g_string_append_printf (text, "v1|serio.seal|3|%u,%u,%u\n",
+                          n_arrays + 1, (guint) (hash >> 32), (guint) (hash & 0xffffffffu));
+
+  return g_string_free_to_bytes (text);
+}
+
+static void
+assert_same_bytes (GBytes *actual,
+                   GBytes *expected)
+{
+  gsize actual_size, expected_size;
+  const char *a = g_bytes_get_data (actual, &actual_size);
+  const char *e = g_bytes_get_data (expected, &expected_size);
+
+  g_assert_cmpuint (actual_size, ==, expected_size);
+  if (actual_size > 0)
+    g_assert_true (memcmp (a, e, actual_size) == 0);
+}
+
+/* A name with the characters that are replaced, some UTF-8 and some
+ * ASCII, or empty. */
+static char *
+random_name (guint i)
+{
+  static const char *parts[] = { "w", "|", "\r", "\n", "é", "名", " ", "\t", "serio.", "seal" };
+  GString *name = g_string_new (NULL);
+  guint n = g_test_rand_int_range (0, 6);
+
+  for (guint k = 0; k < n; k++)
+    g_string_append (name, parts[g_test_rand_int_range (0, G_N_ELEMENTS (parts))]);
+  g_string_append_printf (name, "%u", i);
+
+  return g_string_free (name, FALSE);
+}
+
+/* Threads for the writers of check_piecewise(), and the largest array and
+ * piece it makes: large pieces take the parallel path. */
+static guint writer_threads = 1;
+static gsize max_array = 40000;
+static gsize max_piece = 3000;
+
+/* Writes @values as arrays of random sizes, each in random pieces through
+ * both value calls (aligned and unaligned bytes), and checks the text
+ * against the bundle of the same arrays. */
+static void
+check_piecewise (const double *values,
+                 gsize         n_values,
+                 gboolean      sealed)
+{
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
+  g_autoptr(SerioWriter) writer = sealed ? serio_writer_new (stream) : serio_writer_new_plain (stream);
+  g_autoptr(GBytes) plain = NULL;
+  g_autoptr(GBytes) expected = NULL;
+  g_autoptr(GBytes) written = NULL;
+  g_autoptr(GError) error = NULL;
+  gsize done = 0;
+  guint n_arrays = 0;
+
+  serio_writer_set_threads (writer, writer_threads);
+  g_assert_cmpuint (serio_writer_get_threads (writer), ==, writer_threads);
+  g_assert_true (serio_writer_get_sealed (writer) == sealed);
+  g_assert_true (serio_writer_get_stream (writer) == stream);
+
+  while (done < n_values || n_arrays < 3)
+    {
+      gsize left = n_values - done;
+      gsize wanted = g_test_rand_int_range (0, 4) == 0 ? left : (gsize) g_test_rand_int_range (0, (gint32) max_array);
+      gsize size = MIN (left, wanted);
+      g_autofree char *name = random_name (n_arrays);
+      gsize given = 0;
+
+      serio_bundle_append (bundle, name, values + done, size);
+
+      if (g_test_rand_int_range (0, 5) == 0)
+        {
+          g_assert_true (serio_writer_write_array (writer, name, values + done, size, NULL, &error));
+          g_assert_no_error (error);
+        }
+      else
+        {
+          g_assert_true (serio_writer_begin_array (writer, name, size, NULL, &error));
+          g_assert_no_error (error);
+
+          while (given < size)
+            {
+              gsize at_most = g_test_rand_int_range (0, (gint32) max_piece);
+              gsize piece = MIN (size - given, at_most);
+
+              g_assert_cmpuint (serio_writer_get_n_missing (writer), ==, size - given);
+
+              switch (g_test_rand_int_range (0, 3))
+                {
+                case 0:
+                  g_assert_true (serio_writer_add_values (writer, values + done + given, piece, NULL, &error));
+                  break;
+
+                case 1:
+                  {
+                    g_autoptr(GBytes) bytes = g_bytes_new (values + done + given, piece * sizeof (double));
+
+                    serio_writer_add_bytes (writer, bytes, NULL, &error);
+                    g_assert_no_error (error);
+                  }
+                  break;
+
+                default:
+                  {
+                    /* Unaligned data, as a binding may hand over. */
+                    g_autofree char *block = g_malloc (piece * sizeof (double) + 1);
+                    g_autoptr(GBytes) bytes = NULL;
+
+                    memcpy (block + 1, values + done + given, piece * sizeof (double));
+                    bytes = g_bytes_new (block + 1, piece * sizeof (double));
+                    serio_writer_add_bytes (writer, bytes, NULL, &error);
+                    g_assert_no_error (error);
+                  }
+                  break;
+                }
+              g_assert_no_error (error);
+              given += piece;
+            }
+        }
+
+      g_assert_cmpuint (serio_writer_get_n_missing (writer), ==, 0);
+      done += size;
+      n_arrays++;
+    }
+
+  g_assert_true (serio_writer_close (writer, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_output_stream_is_closed (stream));
+
+  written = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (stream));
+  plain = serio_bundle_to_bytes (bundle);
+  expected = sealed ? reference_sealed (plain, n_arrays) : g_bytes_ref (plain);
+  assert_same_bytes (written, expected);
+  if (sealed)
+    {
+      g_autoptr(GBytes) from_bundle = serio_bundle_to_sealed_bytes (bundle);
+
+      assert_same_bytes (written, from_bundle);
+    }
+
+  /* And it reads back. */
+  {
+    g_autoptr(SerioBundle) back = serio_bundle_from_bytes (written, &error);
+
+    g_assert_no_error (error);
+    g_assert_true (serio_bundle_equal (back, bundle));
+  }
+}
+
+static void
+test_patterns (gconstpointer data)
+{
+  gboolean sealed = GPOINTER_TO_INT (data);
+  g_autoptr(GArray) patterns = test_load_patterns ();
+
+  g_assert_cmpuint (patterns->len, ==, 44286);
+  check_piecewise ((const double *) (gconstpointer) patterns->data, patterns->len, sealed);
+}
+
+static void
+test_random_bits (gconstpointer data)
+{
+  gboolean sealed = GPOINTER_TO_INT (data);
+  gsize n = test_iterations (300000);
+  g_autofree double *values = g_new (double, n);
+
+  for (gsize i = 0; i < n; i++)
+    values[i] = test_double_of (i % 3 == 0 ? test_rand_interesting () : test_rand_u64 ());
+
+  check_piecewise (values, n, sealed);
+}
+
+/* Several threads format long runs of values: the same bytes. */
+static void
+test_threads (gconstpointer data)
+{
+  gboolean sealed = GPOINTER_TO_INT (data);
+  g_autoptr(GArray) patterns = test_load_patterns ();
+  gsize n = test_slow_tool () ? 100000 : 400000;
+  g_autofree double *values = g_new (double, n);
+
+  for (gsize i = 0; i < n; i++)
+    values[i] = test_double_of (i % 3 == 0 ? test_rand_interesting () : test_rand_u64 ());
+
+  max_array = 300000;
+  max_piece = 120000;
+  for (writer_threads = 2; writer_threads <= (test_slow_tool () ? 2u : 4u); writer_threads++)
+    {
+      check_piecewise ((const double *) (gconstpointer) patterns->data, patterns->len, sealed);
+      check_piecewise (values, n, sealed);
+    }
+  writer_threads = 1;
+  max_array = 40000;
+  max_piece = 3000;
+}
+
+static void
+test_empty (void)
+{
+  g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
+  g_autoptr(SerioWriter) writer = serio_writer_new (stream);
+  g_autoptr(SerioBundle) empty = serio_bundle_new ();
+  g_autoptr(GBytes) plain = serio_bundle_to_bytes (empty);
+  g_autoptr(GBytes) expected = reference_sealed (plain, 0);
+  g_autoptr(GBytes) written = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_true (serio_writer_close (writer, NULL, &error));
+  g_assert_no_error (error);
+  written = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (stream));
+  assert_same_bytes (written, expected);
+  g_assert_cmpuint (g_bytes_get_size (written), >, 40);
+  g_assert_true (memcmp (g_bytes_get_data (written, NULL),
+                         "v1|serio.sealed|1|1\nv1|serio.seal|3|1,", 38) == 0);
+
+  /* A plain empty text is empty. */
+  {
+    g_autoptr(GOutputStream) plain_stream = g_memory_output_stream_new_resizable ();
+    g_autoptr(SerioWriter) plain_writer = serio_writer_new_plain (plain_stream);
+
+    g_assert_true (serio_writer_close (plain_writer, NULL, &error));
+    g_assert_no_error (error);
+    g_assert_cmpuint (g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (plain_stream)), ==, 0);
+  }
+}
+
+static GBytes *
+contents_of (GOutputStream *stream)
+{
+  return g_bytes_new (g_memory_output_stream_get_data (G_MEMORY_OUTPUT_STREAM (stream)),
+                      g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (stream)));
+}
+
+/* Misuse is an error that writes nothing and leaves the writer usable. */
+static void
+test_misuse (void)
+{
+  g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
+  g_autoptr(SerioWriter) writer = serio_writer_new_plain (stream);
+  g_autoptr(GError) error = NULL;
+  g_autoptr(GBytes) odd = g_bytes_new ("12345678x", 9);
+  g_autoptr(GBytes) written = NULL;
+  const double values[] = { 0.5, -0.0, 3.0, 0.25 };
+
+  /* values before an array */
+  g_assert_false (serio_writer_add_values (writer, values, 1, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  g_assert_true (serio_writer_begin_array (writer, "a", 3, NULL, &error));
+  g_assert_true (serio_writer_add_values (writer, values, 1, NULL, &error));
+
+  /* too many values */
+  g_assert_false (serio_writer_add_values (writer, values, 3, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  {
+    g_autoptr(GBytes) three = g_bytes_new (values, 3 * sizeof (double));
+
+    g_assert_false (serio_writer_add_bytes (writer, three, NULL, &error));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+  }
+
+  /* a size that is not whole doubles */
+  g_assert_false (serio_writer_add_bytes (writer, odd, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_cmpuint (serio_writer_get_n_missing (writer), ==, 2);
+
+  /* too few: the next array and the end must wait */
+  g_assert_false (serio_writer_begin_array (writer, "b", 0, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (serio_writer_write_array (writer, "b", values, 1, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+  g_assert_false (serio_writer_finish (writer, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+  g_clear_error (&error);
+
+  /* a cancelled call writes nothing either */
+  {
+    g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+
+    g_cancellable_cancel (cancellable);
+    g_assert_false (serio_writer_add_values (writer, values + 1, 1, cancellable, &error));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    g_clear_error (&error);
+  }
+
+  /* the writer goes on as if nothing happened */
+  g_assert_true (serio_writer_add_values (writer, values + 1, 2, NULL, &error));
+  g_assert_true (serio_writer_write_array (writer, "b", values, 4, NULL, &error));
+  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_false (g_output_stream_is_closed (stream));
+
+  written = contents_of (stream);
+  g_assert_cmpmem (g_bytes_get_data (written, NULL), g_bytes_get_size (written),
+                   "v1|a|3|1p-1,-0,3\nv1|b|4|1p-1,-0,3,1p-2\n",
+                   strlen ("v1|a|3|1p-1,-0,3\nv1|b|4|1p-1,-0,3,1p-2\n"));
+
+  /* after the end */
+  g_assert_false (serio_writer_begin_array (writer, "c", 0, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CLOSED);
+  g_clear_error (&error);
+
+  g_assert_true (serio_writer_close (writer, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (g_output_stream_is_closed (stream));
+  g_assert_true (serio_writer_close (writer, NULL, &error));
+  g_assert_no_error (error);
+}
+
+static void
+test_precondition_names (void)
+{
+  g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
+  g_autoptr(SerioWriter) writer = serio_writer_new (stream);
+  g_autoptr(GError) error = NULL;
+  const char *bad[] = { "serio.sealed", "serio.seal", "\xff", "a\xc3" };
+
+  for (gsize i = 0; i < G_N_ELEMENTS (bad); i++)
+    {
+      g_test_expect_message ("Serio", G_LOG_LEVEL_CRITICAL, "*assertion*failed*");
+      g_assert_false (serio_writer_begin_array (writer, bad[i], 0, NULL, &error));
+      g_test_assert_expected_messages ();
+      g_assert_no_error (error);
+    }
+
+  /* Names that only look alike are ordinary. */
+  g_assert_true (serio_writer_write_array (writer, "serio.seal ", NULL, 0, NULL, &error));
+  g_assert_true (serio_writer_write_array (writer, "serio|seal", NULL, 0, NULL, &error));
+  g_assert_true (serio_writer_close (writer, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_nonnull (g_strstr_len (g_memory_output_stream_get_data (G_MEMORY_OUTPUT_STREAM (stream)),
+                                  g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (stream)),
+                                  "v1|serio_seal|0|\n"));
+}
+
+/* A stream that fails (or is cancelled) mid-array leaves an error, and the
+ * writer stays broken. */
+static void
+test_stream_fails (gconstpointer data)
+{
+  gboolean cancel = GPOINTER_TO_INT (data);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+  g_autoptr(GOutputStream) stream = test_failing_output_stream_new (3 * 1024 * 1024, cancel ? cancellable : NULL);
+  g_autoptr(SerioWriter) writer = serio_writer_new (stream);
+  g_autoptr(GError) error = NULL;
+  g_autofree double *values = g_new (double, 100000);
+  gboolean ok = TRUE;
+  guint calls = 0;
+  int expected = cancel ? G_IO_ERROR_CANCELLED : G_IO_ERROR_NO_SPACE;
+
+  for (gsize i = 0; i < 100000; i++)
+    values[i] = test_double_of (test_rand_u64 ());
+
+  g_assert_true (serio_writer_begin_array (writer, "big", G_GUINT64_CONSTANT (10000000), cancellable, &error));
+  g_assert_no_error (error);
+  while (ok && calls < 100)
+    {
+      ok = serio_writer_add_values (writer, values, 100000, cancellable, &error);
+      calls++;
+    }
+
+  g_assert_false (ok);
+  g_assert_error (error, G_IO_ERROR, expected);
+  g_clear_error (&error);
+
+  /* broken for good, even without the cancellable */
+  g_assert_false (serio_writer_add_values (writer, values, 1, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, expected);
+  g_clear_error (&error);
+  g_assert_false (serio_writer_close (writer, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, expected);
+  g_assert_true (g_output_stream_is_closed (stream));
+}
+
+static char *
+replace_test_file (const char *contents)
+{
+  g_autofree char *dir = g_dir_make_tmp ("serio-writer-XXXXXX", NULL);
+  char *path = g_build_filename (dir, "old.serio", NULL);
+
+  g_assert_true (g_file_set_contents (path, contents, -1, NULL));
+  return path;
+}
+
+static void
+assert_file_is (const char *path,
+                const char *contents)
+{
+  g_autofree char *now = NULL;
+
+  g_assert_true (g_file_get_contents (path, &now, NULL, NULL));
+  g_assert_cmpstr (now, ==, contents);
+}
+
+static void
+remove_test_file (const char *path)
+{
+  g_autofree char *dir = g_path_get_dirname (path);
+
+  g_assert_cmpint (g_remove (path), ==, 0);
+  g_assert_cmpint (g_rmdir (dir), ==, 0);
+}
+
+/* Over a file being replaced, an incomplete text never replaces it. */
+static void
+test_old_file_kept (void)
+{
+  const char *old = "v1|old|1|1\n";
+  g_autofree char *path = replace_test_file (old);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autofree double *values = g_new0 (double, 300000);
+  g_autoptr(GError) error = NULL;
+
+  for (gsize i = 0; i < 300000; i++)
+    values[i] = test_double_of (test_rand_u64 ());
+
+  /* dropped mid-array, after a few megabytes went out */
+  {
+    g_autoptr(GFileOutputStream) stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
+    SerioWriter *writer = serio_writer_new (G_OUTPUT_STREAM (stream));
+
+    g_assert_no_error (error);
+    g_assert_true (serio_writer_begin_array (writer, "w", 400000, NULL, &error));
+    g_assert_true (serio_writer_add_values (writer, values, 300000, NULL, &error));
+    g_assert_no_error (error);
+    g_object_unref (writer);
+    g_assert_true (g_output_stream_is_closed (G_OUTPUT_STREAM (stream)));
+  }
+  assert_file_is (path, old);
+
+  /* closed with values missing */
+  {
+    g_autoptr(GFileOutputStream) stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
+    g_autoptr(SerioWriter) writer = serio_writer_new (G_OUTPUT_STREAM (stream));
+
+    g_assert_true (serio_writer_begin_array (writer, "w", 400000, NULL, &error));
+    g_assert_true (serio_writer_add_values (writer, values, 300000, NULL, &error));
+    g_assert_false (serio_writer_close (writer, NULL, &error));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+  }
+  assert_file_is (path, old);
+
+  /* cancelled on the way out */
+  {
+    g_autoptr(GFileOutputStream) stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
+    g_autoptr(SerioWriter) writer = serio_writer_new (G_OUTPUT_STREAM (stream));
+    g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+
+    g_assert_true (serio_writer_write_array (writer, "w", values, 1000, NULL, &error));
+    g_cancellable_cancel (cancellable);
+    g_assert_false (serio_writer_close (writer, cancellable, &error));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    g_clear_error (&error);
+  }
+  assert_file_is (path, old);
+
+  /* and a complete text does replace it */
+  {
+    g_autoptr(GFileOutputStream) stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
+    g_autoptr(SerioWriter) writer = serio_writer_new_plain (G_OUTPUT_STREAM (stream));
+
+    g_assert_true (serio_writer_write_array (writer, "new", values, 0, NULL, &error));
+    g_assert_true (serio_writer_close (writer, NULL, &error));
+    g_assert_no_error (error);
+  }
+  assert_file_is (path, "v1|new|0|\n");
+
+  remove_test_file (path);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_data_func ("/writer/patterns/plain", GINT_TO_POINTER (FALSE), test_patterns);
+  g_test_add_data_func ("/writer/patterns/sealed", GINT_TO_POINTER (TRUE), test_patterns);
+  g_test_add_data_func ("/writer/random/plain", GINT_TO_POINTER (FALSE), test_random_bits);
+  g_test_add_data_func ("/writer/random/sealed", GINT_TO_POINTER (TRUE), test_random_bits);
+  g_test_add_data_func ("/writer/threads/plain", GINT_TO_POINTER (FALSE), test_threads);
+  g_test_add_data_func ("/writer/threads/sealed", GINT_TO_POINTER (TRUE), test_threads);
+  g_test_add_func ("/writer/empty", test_empty);
+  g_test_add_func ("/writer/misuse", test_misuse);
+  g_test_add_func ("/writer/precondition-names", test_precondition_names);
+  g_test_add_data_func ("/writer/stream-fails/error", GINT_TO_POINTER (FALSE), test_stream_fails);
+  g_test_add_data_func ("/writer/stream-fails/cancelled", GINT_TO_POINTER (TRUE), test_stream_fails);
+  g_test_add_func ("/writer/old-file-kept", test_old_file_kept);
+
+  return g_test_run ();
+}
