@@ -151,7 +151,13 @@ typedef enum
 static const char *
 precision_name (Precision precision)
 {
-  static const char *names[] = { "integer", "bfloat16", "float16", "float32", "float64" };
+  static const char *names[] = { NULL, "bfloat16", "float16", "float32", "float64" };
+
+  if (precision == PRECISION_INTEGER)
+    /* TRANSLATORS: the kind of values of an array whose values are all
+     * integers, shown in parentheses after the largest distance between
+     * two of its values, where the others show “float32” and the like */
+    return _("integer");
 
   return names[precision];
 }

@@ -306,12 +306,12 @@ class TranslationTests(unittest.TestCase):
                   'Abstand 1 ULP (float64)\n'
                   '  [2] 3 → 3.0000000000000004 (1 ULP)\n'
                   '»x«: 3 von 3 Werten unterscheiden sich\n'
-                  '  Größte absolute Abweichung 4, relative 0.8, Abstand 4 Einheiten (integer)\n'
+                  '  Größte absolute Abweichung 4, relative 0.8, Abstand 4 Einheiten (ganzzahlig)\n'
                   '  [0] 1 → 5 (4 Einheiten)\n'
                   '  … und 2 weitere\n'
                   '»z«: 2 von 2 Werten unterscheiden sich\n'
                   '  Größte absolute Abweichung 2, relative 0.6666666666666666, '
-                  'Abstand 2 Einheiten (integer)\n'
+                  'Abstand 2 Einheiten (ganzzahlig)\n'
                   '  [0] 1 → 3 (2 Einheiten)\n'
                   '  … und 1 weiterer\n'
                   '»v«: Länge 2 in a.serio, 3 in b.serio\n'
@@ -321,11 +321,11 @@ class TranslationTests(unittest.TestCase):
                   'distance 1 ULP (float64)\n'
                   '  [2] 3 → 3.0000000000000004 (1 ULP)\n'
                   f'«{NB}x{NB}»{NB}: 3 valeurs sur 3 diffèrent\n'
-                  '  écart absolu maximal 4, relatif 0.8, distance 4 unités (integer)\n'
+                  '  écart absolu maximal 4, relatif 0.8, distance 4 unités (entier)\n'
                   '  [0] 1 → 5 (4 unités)\n'
                   '  … et 2 autres\n'
                   f'«{NB}z{NB}»{NB}: 2 valeurs sur 2 diffèrent\n'
-                  '  écart absolu maximal 2, relatif 0.6666666666666666, distance 2 unités (integer)\n'
+                  '  écart absolu maximal 2, relatif 0.6666666666666666, distance 2 unités (entier)\n'
                   '  [0] 1 → 3 (2 unités)\n'
                   '  … et 1 autre\n'
                   f'«{NB}v{NB}»{NB}: longueur 2 dans a.serio, 3 dans b.serio\n'
@@ -400,10 +400,10 @@ class TranslationTests(unittest.TestCase):
                   '  max absolute difference 3, relative 0.6, distance 3 units (integer)\n'
                   '  all within the tolerance\n',
             'de': '»x«: 1 von 2 Werten unterscheidet sich\n'
-                  '  Größte absolute Abweichung 3, relative 0.6, Abstand 3 Einheiten (integer)\n'
+                  '  Größte absolute Abweichung 3, relative 0.6, Abstand 3 Einheiten (ganzzahlig)\n'
                   '  Alle innerhalb der Toleranz\n',
             'fr': f'«{NB}x{NB}»{NB}: 1 valeur sur 2 diffère\n'
-                  '  écart absolu maximal 3, relatif 0.6, distance 3 unités (integer)\n'
+                  '  écart absolu maximal 3, relatif 0.6, distance 3 unités (entier)\n'
                   '  tous dans la tolérance\n',
         }))
 
