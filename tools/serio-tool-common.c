@@ -130,10 +130,18 @@ progress_clear (void)
   g_printerr ("\r\033[K");
 }
 
-static GInputStream *
-open_input (const char  *path,
-            goffset     *size,
-            GError     **error)
+/*
+ * serio_tool_open_input:
+ * @path: a file name in the file system's encoding, or "-" for the
+ *   standard input
+ * @size: (out): the size of the file, or -1 when it is not known
+ *
+ * Opens a file for reading. Errors are GIO's, without the file's name.
+ */
+GInputStream *
+serio_tool_open_input (const char  *path,
+                       goffset     *size,
+                       GError     **error)
 {
   g_autoptr(GFile) file = NULL;
   g_autoptr(GFileInputStream) stream = NULL;
@@ -175,7 +183,7 @@ serio_tool_load (const char  *path,
   gboolean progress;
   int shown_percent = 0;
 
-  stream = open_input (path, &size, error);
+  stream = serio_tool_open_input (path, &size, error);
   if (stream == NULL)
     return NULL;
 
@@ -245,9 +253,9 @@ no_memory:
 /* Prints a parse error of the file @path in the GNU format `FILE:LINE:
  * message` that editors jump to, with the line that the error carries;
  * the message without its line follows, so that the line is not repeated. */
-static void
-report_parse_error (const char   *path,
-                    const GError *error)
+void
+serio_tool_report_parse_error (const char   *path,
+                               const GError *error)
 {
   g_autofree char *display = g_filename_display_name (path);
   guint64 line = serio_error_get_line (error);
@@ -306,7 +314,7 @@ serio_tool_load_bundle (const char  *path,
 
   if (bundle == NULL)
     {
-      report_parse_error (path, error);
+      serio_tool_report_parse_error (path, error);
       *status = SERIO_TOOL_EXIT_FAILURE;
       return NULL;
     }

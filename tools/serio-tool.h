@@ -47,7 +47,13 @@ void         serio_tool_print_error         (const GError        *error);
 int          serio_tool_no_such_array       (const char          *path,
                                              const char          *name);
 
+void         serio_tool_report_parse_error  (const char          *path,
+                                             const GError        *error);
+
 gboolean     serio_tool_is_stdin            (const char          *path);
+GInputStream *serio_tool_open_input         (const char          *path,
+                                             goffset             *size,
+                                             GError             **error);
 GBytes      *serio_tool_load                (const char          *path,
                                              GError             **error);
 SerioBundle *serio_tool_load_bundle         (const char          *path,
