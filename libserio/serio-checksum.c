@@ -9,7 +9,7 @@
 #include <string.h>
 
 #include "serio-checksum.h"
-#include "serio-codec.h"
+#include "serio-fnv-private.h"
 
 /**
  * serio_checksum:
@@ -33,7 +33,7 @@ serio_checksum (const char *text)
 {
   g_return_val_if_fail (text != NULL, 0);
 
-  return _serio_fnv1a_fold (_serio_fnv1a64 (text, strlen (text)));
+  return _serio_fnv1a_fold (_serio_fnv1a64_update (SERIO_FNV1A64_INIT, text, strlen (text)));
 }
 
 /**
@@ -56,5 +56,5 @@ serio_checksum_bytes (GBytes *bytes)
 
   data = g_bytes_get_data (bytes, &size);
 
-  return _serio_fnv1a_fold (_serio_fnv1a64 (data, size));
+  return _serio_fnv1a_fold (_serio_fnv1a64_update (SERIO_FNV1A64_INIT, data, size));
 }

@@ -86,22 +86,6 @@ bit_length (guint64 v)
   return v == 0 ? 0 : 64 - __builtin_clzll (v);
 }
 
-guint64
-_serio_fnv1a64 (const void *data,
-                gsize       len)
-{
-  const guint8 *p = data;
-  guint64 h = G_GUINT64_CONSTANT (0xcbf29ce484222325);
-
-  for (gsize i = 0; i < len; i++)
-    {
-      h ^= p[i];
-      h *= G_GUINT64_CONSTANT (0x100000001b3);
-    }
-
-  return h;
-}
-
 static inline gboolean
 bits_are_nan (guint64 bits)
 {

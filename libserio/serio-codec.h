@@ -29,15 +29,6 @@ G_BEGIN_DECLS
 /* The default quiet NaN: every NaN in a bundle has exactly these bits. */
 #define SERIO_CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
 
-guint64  _serio_fnv1a64              (const void   *data,
-                                      gsize         len);
-
-static inline guint32
-_serio_fnv1a_fold (guint64 h)
-{
-  return (guint32) ((h >> 32) ^ (h & G_GUINT64_CONSTANT (0xffffffff)));
-}
-
 gboolean _serio_codec_is_canonical   (const double *values,
                                       gsize         n_values);
 void     _serio_codec_canonicalize   (double       *values,
