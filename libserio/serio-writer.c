@@ -12,6 +12,7 @@
 
 #include "serio-codec.h"
 #include "serio-private.h"
+#include "serio-save.h"
 #include "serio-stream-private.h"
 #include "serio-writer.h"
 
@@ -99,6 +100,7 @@ struct _SerioWriter
 
   GOutputStream *stream;
   gboolean       sealed;
+  SerioSave     *save;          /* from new_for_file: the file being replaced */
 
   char          *buffer;        /* BUFFER_SIZE + BUFFER_RESERVE bytes */
   gsize          used;
@@ -149,6 +151,12 @@ abandon_stream (SerioWriter *self)
 {
   g_autoptr(GCancellable) abandon = g_cancellable_new ();
 
+  if (self->save != NULL)
+    {
+      _serio_save_abort (g_steal_pointer (&self->save));
+      return;
+    }
+
   g_cancellable_cancel (abandon);
   if (!g_output_stream_is_closed (self->stream))
     g_output_stream_close (self->stream, abandon, NULL);
@@ -159,8 +167,10 @@ serio_writer_dispose (GObject *object)
 {
   SerioWriter *self = (SerioWriter *) object;
 
+  /* A file being replaced is only put in place by close (): a writer
+   * dropped before it, even a finished one, leaves the old file. */
   if (self->stream != NULL && !self->keep_open &&
-      (self->state == STATE_OPEN || self->state == STATE_BROKEN))
+      (self->state == STATE_OPEN || self->state == STATE_BROKEN || self->save != NULL))
     {
       abandon_stream (self);
       self->state = STATE_CLOSED;
@@ -420,6 +430,60 @@ serio_writer_new_plain (GOutputStream *stream)
   g_return_val_if_fail (G_IS_OUTPUT_STREAM (stream), NULL);
 
   return g_object_new (SERIO_TYPE_WRITER, "stream", stream, "sealed", FALSE, NULL);
+}
+
+/**
+ * serio_writer_new_for_file:
+ * @file: the file to write
+ * @flags: how to write the text: %SERIO_SAVE_FLAGS_PLAIN for plain v1,
+ *   %SERIO_SAVE_FLAGS_NONE for a sealed text
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Creates a writer that replaces @file as [method@Serio.Bundle.save_to_file]
+ * does, for arrays that are not in a bundle: the text goes to a temporary
+ * file in the same directory (an unnamed one where the system has them),
+ * and [method@Serio.Writer.close] syncs it and puts it in place atomically,
+ * keeping the mode and owner of the file it replaces. Until then @file is
+ * left as it was: when a write fails, when the writer is cancelled, when
+ * close fails, or when the last reference to the writer is dropped without
+ * a successful close (even after [method@Serio.Writer.finish]), the
+ * temporary file is removed and @file keeps its old contents, or stays
+ * absent. Errors name @file.
+ *
+ * Memory stays bounded whatever the size of the arrays, so this is the way
+ * to save a model larger than the memory, or to save arrays that already
+ * live elsewhere (NumPy arrays, tensors) without copying them into a
+ * bundle first.
+ *
+ * Returns: (transfer full): a new writer, or %NULL with @error set when the
+ *   temporary file cannot be created
+ */
+SerioWriter *
+serio_writer_new_for_file (GFile           *file,
+                           SerioSaveFlags   flags,
+                           GCancellable    *cancellable,
+                           GError         **error)
+{
+  g_autoptr(SerioSave) save = NULL;
+  SerioWriter *self;
+
+  g_return_val_if_fail (G_IS_FILE (file), NULL);
+  g_return_val_if_fail ((flags & ~SERIO_SAVE_FLAGS_PLAIN) == 0, NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  save = _serio_save_begin (file, cancellable, error);
+  if (save == NULL)
+    return NULL;
+
+  self = g_object_new (SERIO_TYPE_WRITER,
+                       "stream", _serio_save_get_stream (save),
+                       "sealed", (flags & SERIO_SAVE_FLAGS_PLAIN) == 0,
+                       NULL);
+  self->save = g_steal_pointer (&save);
+
+  return self;
 }
 
 /**
@@ -1129,8 +1193,11 @@ serio_writer_finish (SerioWriter   *self,
  * (a stream from [method@Gio.File.replace] then keeps the old file) and
  * the error is returned. The stream is closed in every case.
  *
- * Returns: %TRUE if the whole text was written and the stream closed,
- *   %FALSE with @error set
+ * For a writer from [ctor@Serio.Writer.new_for_file], closing is what puts
+ * the new file in place; when it fails, the old file is kept.
+ *
+ * Returns: %TRUE if the whole text was written and the stream closed (the
+ *   file replaced), %FALSE with @error set
  */
 gboolean
 serio_writer_close (SerioWriter   *self,
@@ -1152,5 +1219,8 @@ serio_writer_close (SerioWriter   *self,
     }
 
   self->state = STATE_CLOSED;
+  if (self->save != NULL)
+    return _serio_save_commit (g_steal_pointer (&self->save), cancellable, error);
+
   return g_output_stream_close (self->stream, cancellable, error);
 }

@@ -12,6 +12,7 @@
 
 #include <gio/gio.h>
 
+#include "serio-bundle.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
@@ -25,6 +26,11 @@ SERIO_AVAILABLE_IN_ALL
 SerioWriter   *serio_writer_new              (GOutputStream  *stream);
 SERIO_AVAILABLE_IN_ALL
 SerioWriter   *serio_writer_new_plain        (GOutputStream  *stream);
+SERIO_AVAILABLE_IN_ALL
+SerioWriter   *serio_writer_new_for_file     (GFile          *file,
+                                              SerioSaveFlags  flags,
+                                              GCancellable   *cancellable,
+                                              GError        **error);
 
 SERIO_AVAILABLE_IN_ALL
 GOutputStream *serio_writer_get_stream       (SerioWriter    *self);

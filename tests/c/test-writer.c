@@ -511,6 +511,159 @@ test_old_file_kept (void)
   remove_test_file (path);
 }
 
+/* The number of entries in the directory of @path: a save that did not
+ * finish must leave no temporary file behind. */
+static guint
+count_dir_entries (const char *path)
+{
+  g_autofree char *dirname = g_path_get_dirname (path);
+  g_autoptr(GDir) dir = g_dir_open (dirname, 0, NULL);
+  guint n = 0;
+
+  g_assert_nonnull (dir);
+  while (g_dir_read_name (dir) != NULL)
+    n++;
+
+  return n;
+}
+
+/* Begins a writer for @file; values 0..n-1 go in pieces of 1000 as "w". */
+static SerioWriter *
+begin_file_writer (GFile          *file,
+                   SerioSaveFlags  flags,
+                   const double   *values,
+                   gsize           n_values,
+                   guint64         declared)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SerioWriter) writer = serio_writer_new_for_file (file, flags, NULL, &error);
+
+  g_assert_no_error (error);
+  g_assert_nonnull (writer);
+  g_assert_cmpint (serio_writer_get_sealed (writer), ==, (flags & SERIO_SAVE_FLAGS_PLAIN) == 0);
+  g_assert_true (serio_writer_write_array (writer, "b", values, 3, NULL, &error));
+  g_assert_true (serio_writer_begin_array (writer, "w", declared, NULL, &error));
+  for (gsize i = 0; i < n_values; i += 1000)
+    g_assert_true (serio_writer_add_values (writer, values + i, MIN (1000, n_values - i), NULL, &error));
+  g_assert_no_error (error);
+
+  return g_steal_pointer (&writer);
+}
+
+/* new_for_file() replaces a file as save_to_file() does: the same bytes
+ * once closed, and the old file (and no temporary file) otherwise. */
+static void
+test_for_file (void)
+{
+  const char *old = "v1|old|1|1\n";
+  const gsize n = 200000;
+  g_autofree char *path = replace_test_file (old);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autofree double *values = g_new0 (double, n);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree char *missing_dir = NULL;
+  g_autofree char *fresh = NULL;
+  guint entries = count_dir_entries (path);
+
+  for (gsize i = 0; i < n; i++)
+    values[i] = test_double_of (test_rand_u64 ());
+  serio_bundle_append (bundle, "b", values, 3);
+  serio_bundle_append (bundle, "w", values, n);
+
+  /* dropped mid-array, after megabytes went out */
+  g_object_unref (begin_file_writer (file, SERIO_SAVE_FLAGS_NONE, values, n / 2, n));
+  assert_file_is (path, old);
+  g_assert_cmpuint (count_dir_entries (path), ==, entries);
+
+  /* finished, but dropped without close */
+  {
+    g_autoptr(SerioWriter) writer = begin_file_writer (file, SERIO_SAVE_FLAGS_NONE, values, n, n);
+
+    g_assert_true (serio_writer_finish (writer, NULL, &error));
+    g_assert_no_error (error);
+  }
+  assert_file_is (path, old);
+  g_assert_cmpuint (count_dir_entries (path), ==, entries);
+
+  /* closed with values missing */
+  {
+    g_autoptr(SerioWriter) writer = begin_file_writer (file, SERIO_SAVE_FLAGS_NONE, values, n - 1, n);
+
+    g_assert_false (serio_writer_close (writer, NULL, &error));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
+    g_clear_error (&error);
+  }
+  assert_file_is (path, old);
+
+  /* cancelled at close */
+  {
+    g_autoptr(SerioWriter) writer = begin_file_writer (file, SERIO_SAVE_FLAGS_NONE, values, n, n);
+    g_autoptr(GCancellable) cancellable = g_cancellable_new ();
+
+    g_cancellable_cancel (cancellable);
+    g_assert_false (serio_writer_close (writer, cancellable, &error));
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+    g_clear_error (&error);
+  }
+  assert_file_is (path, old);
+  g_assert_cmpuint (count_dir_entries (path), ==, entries);
+
+  /* closed: the sealed text of the same bundle, keeping the file's mode */
+  g_assert_cmpint (g_chmod (path, 0640), ==, 0);
+  {
+    g_autoptr(SerioWriter) writer = begin_file_writer (file, SERIO_SAVE_FLAGS_NONE, values, n, n);
+    g_autoptr(GBytes) expected = serio_bundle_to_sealed_bytes (bundle);
+    g_autoptr(GBytes) written = NULL;
+    GStatBuf st;
+
+    g_assert_true (serio_writer_close (writer, NULL, &error));
+    g_assert_no_error (error);
+    written = g_file_load_bytes (file, NULL, NULL, &error);
+    g_assert_no_error (error);
+    assert_same_bytes (written, expected);
+    g_assert_cmpint (g_stat (path, &st), ==, 0);
+    g_assert_cmpint (st.st_mode & 0777, ==, 0640);
+  }
+  g_assert_cmpuint (count_dir_entries (path), ==, entries);
+
+  /* plain */
+  {
+    g_autoptr(SerioWriter) writer = begin_file_writer (file, SERIO_SAVE_FLAGS_PLAIN, values, n, n);
+    g_autoptr(GBytes) expected = serio_bundle_to_bytes (bundle);
+    g_autoptr(GBytes) written = NULL;
+
+    g_assert_true (serio_writer_close (writer, NULL, &error));
+    written = g_file_load_bytes (file, NULL, NULL, &error);
+    g_assert_no_error (error);
+    assert_same_bytes (written, expected);
+  }
+
+  /* a new file dropped unfinished is not created at all */
+  fresh = g_strconcat (path, ".new", NULL);
+  {
+    g_autoptr(GFile) fresh_file = g_file_new_for_path (fresh);
+
+    g_object_unref (begin_file_writer (fresh_file, SERIO_SAVE_FLAGS_NONE, values, 10, n));
+    g_assert_false (g_file_test (fresh, G_FILE_TEST_EXISTS));
+  }
+  g_assert_cmpuint (count_dir_entries (path), ==, entries);
+
+  /* no such directory: no writer, and the error names the file */
+  missing_dir = g_build_filename (path, "..", "no-such-dir", "x.serio", NULL);
+  {
+    g_autoptr(GFile) nowhere = g_file_new_for_path (missing_dir);
+    g_autoptr(SerioWriter) writer = serio_writer_new_for_file (nowhere, SERIO_SAVE_FLAGS_NONE, NULL, &error);
+
+    g_assert_null (writer);
+    g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
+    g_assert_nonnull (strstr (error->message, "x.serio"));
+    g_clear_error (&error);
+  }
+
+  remove_test_file (path);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -529,6 +682,7 @@ main (int    argc,
   g_test_add_data_func ("/writer/stream-fails/error", GINT_TO_POINTER (FALSE), test_stream_fails);
   g_test_add_data_func ("/writer/stream-fails/cancelled", GINT_TO_POINTER (TRUE), test_stream_fails);
   g_test_add_func ("/writer/old-file-kept", test_old_file_kept);
+  g_test_add_func ("/writer/for-file", test_for_file);
 
   return g_test_run ();
 }
