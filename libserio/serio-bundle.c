@@ -18,6 +18,7 @@
 #include "serio-stream-private.h"
 #include "serio-save.h"
 #include "serio-shape.h"
+#include "serio-workers.h"
 
 /**
  * SerioBundle:
@@ -406,6 +407,41 @@ serio_bundle_from_bytes (GBytes  *bytes,
 /* Values are written this many at a time, and a sealed text is hashed
  * after each such block, while it is still in the cache. */
 #define WRITE_BLOCK_VALUES 2048
+/* With several threads, arrays of at least two rounds of blocks of this
+ * many values are formatted by all of them, one block each per round. */
+#define PARALLEL_BLOCK_VALUES 65536
+
+/* Formats the values of @entry from @done on with @n_threads threads, in
+ * rounds of one block per thread, into @out, and hashes what it wrote when
+ * @hash is not %NULL. Returns the end of the output and sets *@done to the
+ * number of values written; a short tail is left to the caller. */
+static char *
+write_values_parallel (SerioWorkers       *workers,
+                       const SerioEntry   *entry,
+                       guint               n_threads,
+                       char               *out,
+                       XXH3_state_t       *hash,
+                       gsize              *done)
+{
+  while (entry->n_values - *done >= 2 * PARALLEL_BLOCK_VALUES)
+    {
+      guint n_blocks = MIN (n_threads, (entry->n_values - *done) / PARALLEL_BLOCK_VALUES);
+      const SerioFormatBlock *blocks = _serio_workers_format (workers, entry->values + *done,
+                                                              PARALLEL_BLOCK_VALUES, n_blocks,
+                                                              *done > 0);
+
+      for (guint i = 0; i < n_blocks; i++)
+        {
+          memcpy (out, blocks[i].out, blocks[i].len);
+          if (hash != NULL)
+            XXH3_64bits_update (hash, out, blocks[i].len);
+          out += blocks[i].len;
+        }
+      *done += (gsize) n_blocks * PARALLEL_BLOCK_VALUES;
+    }
+
+  return out;
+}
 
 /* Serialises the bundle into a newly allocated, NUL-terminated buffer: plain
  * v1 text, or a sealed text if @sealed. */
@@ -417,6 +453,8 @@ serialize (SerioBundle *self,
   gsize bound = 1;
   char *buffer, *out, *hashed;
   g_autoptr(XXH3_state_t) hash = NULL;
+  g_autoptr(SerioWorkers) workers = NULL;
+  guint n_threads = _serio_threads_effective (0);
 
   if (sealed)
     bound += strlen (SERIO_SEAL_OPEN_RECORD) + SERIO_SEAL_CLOSE_MAX;
@@ -444,8 +482,21 @@ serialize (SerioBundle *self,
     {
       SerioEntry *entry = get_entry (self, i);
 
+      gsize done = 0;
+
       out = _serio_codec_write_header (out, entry->name, strlen (entry->name), entry->n_values);
-      for (gsize done = 0; done < entry->n_values; done += WRITE_BLOCK_VALUES)
+      if (n_threads > 1 && entry->n_values >= 2 * PARALLEL_BLOCK_VALUES)
+        {
+          if (hash != NULL)
+            {
+              XXH3_64bits_update (hash, hashed, out - hashed);
+              hashed = out;
+            }
+          if (workers == NULL)
+            workers = _serio_workers_new ();
+          out = hashed = write_values_parallel (workers, entry, n_threads, out, hash, &done);
+        }
+      for (; done < entry->n_values; done += WRITE_BLOCK_VALUES)
         {
           out = _serio_codec_write_tokens (out, entry->values + done,
                                            MIN (entry->n_values - done, WRITE_BLOCK_VALUES),

@@ -29,6 +29,7 @@
 #include "serio-error.h"
 #include "serio-error-private.h"
 #include "serio-private.h"
+#include "serio-workers.h"
 
 #define FRAC_BITS       52
 #define FRAC_MASK       ((G_GUINT64_CONSTANT (1) << FRAC_BITS) - 1)
@@ -1076,6 +1077,7 @@ typedef struct
   const char          *hashed;       /* the text before this is hashed */
   const char          *hash_next;    /* hash more once the parse gets here */
   double               reserved[3];  /* the values of a seal record */
+  SerioWorkers        *workers;      /* for long records, made on first use */
 } ReadContext;
 
 /* Hashes the text from where hashing stopped up to @upto. */
@@ -1219,6 +1221,77 @@ _serio_codec_parse_long_token (const char         *token,
   return *end != NULL;
 }
 
+/* With several threads, the values of a record are parsed in parallel
+ * from this many bytes of text on, in windows of this many bytes a thread. */
+#define PARALLEL_MIN_BYTES    (256 * 1024)
+#define PARALLEL_WINDOW_BYTES (1024 * 1024)
+
+/* Parses the tokens from *@s_inout on, while the field ahead is long, with
+ * several threads: in windows that end at a comma or at @line_end, each
+ * split between the threads at commas, each parsed into @values (at
+ * *@n_tokens_inout on, within @store_limit) before the next. Leaves
+ * *@s_inout at the first token not parsed and sets @line_done when that is
+ * the end of the line. The serial loop of parse_record() takes the rest: a
+ * short tail, a token too long for a window, or values beyond the count. */
+static gboolean
+parse_values_parallel (ReadContext  *context,
+                       const char  **s_inout,
+                       const char   *line_end,
+                       const char   *buf_end,
+                       double       *values,
+                       gsize         store_limit,
+                       gsize        *n_tokens_inout,
+                       gboolean     *line_done,
+                       gulong        line,
+                       GError      **error)
+{
+  guint n_threads = _serio_threads_effective (0);
+  const char *s = *s_inout;
+  gsize n_tokens = *n_tokens_inout;
+
+  *line_done = FALSE;
+  if (n_threads < 2)
+    return TRUE;
+  if (context->workers == NULL)
+    context->workers = _serio_workers_new ();
+
+  while ((gsize) (line_end - s) >= PARALLEL_MIN_BYTES && n_tokens < store_limit)
+    {
+      /* n tokens take at least 2n - 1 bytes: a window this long holds no
+       * more tokens than the values have room for. */
+      gsize window = MIN ((gsize) (line_end - s), (gsize) n_threads * PARALLEL_WINDOW_BYTES);
+      const char *span_end, *bad = NULL;
+      Problem problem;
+
+      window = MIN (window, 2 * (store_limit - n_tokens) - 1);
+      span_end = window == (gsize) (line_end - s) ? line_end : _serio_last_comma (s, window);
+      if (span_end == NULL || span_end == s)
+        break;
+
+      n_tokens += _serio_workers_parse (context->workers, s, span_end, buf_end, values + n_tokens,
+                                        n_threads, &problem, &bad);
+      if (G_UNLIKELY (problem.reason != NULL))
+        {
+          set_token_error (error, &problem, line, n_tokens + 1, bad, line_end);
+          return FALSE;
+        }
+      if (G_UNLIKELY (span_end >= context->hash_next))
+        hash_upto (context, span_end);
+
+      if (span_end == line_end)
+        {
+          s = line_end;
+          *line_done = TRUE;
+          break;
+        }
+      s = span_end + 1;
+    }
+
+  *s_inout = s;
+  *n_tokens_inout = n_tokens;
+  return TRUE;
+}
+
 static gboolean
 parse_record (const char   *p,
               const char   *line_end,
@@ -1279,7 +1352,14 @@ parse_record (const char   *p,
   n_tokens = 0;
   if (field_len > 0)
     {
-      for (;;)
+      gboolean line_done = FALSE;
+
+      if (store_limit > 0 && kind == SERIO_NAME_ARRAY && field_len >= 2 * PARALLEL_MIN_BYTES &&
+          !parse_values_parallel (context, &s, line_end, buf_end, values, store_limit, &n_tokens,
+                                  &line_done, line, error))
+        return FALSE;
+
+      while (!line_done)
         {
           Problem problem;
           guint64 bits;
@@ -1375,6 +1455,7 @@ _serio_codec_read (const char           *text,
     ok = _serio_seal_check_finish (&context.seal, line, error);
 
   _serio_seal_check_clear (&context.seal);
+  g_clear_pointer (&context.workers, _serio_workers_free);
 
   return ok;
 }

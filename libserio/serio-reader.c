@@ -25,6 +25,7 @@
 #include "serio-reader.h"
 #include "serio-shape.h"
 #include "serio-stream-private.h"
+#include "serio-workers.h"
 
 /**
  * SerioReader:
@@ -109,22 +110,6 @@
 /* With several threads, a segment of values this long or longer is split
  * between them. */
 #define PARALLEL_MIN_BYTES  (128 * 1024)
-#define MAX_THREADS         64
-
-/* One thread's share of a segment: the tokens of [start, end), where end
- * is a comma or the segment's end. */
-typedef struct
-{
-  const char        *start;
-  const char        *end;
-  const char        *buf_end;
-  double            *out;
-  gsize              room;      /* in values */
-  gsize              n;
-  gboolean           ended;
-  SerioCodecProblem  problem;
-  const char        *stop;      /* the bad token, on a problem */
-} Part;
 
 /* read_bytes() starts with room for this many values. */
 #define FIRST_BYTES_ROOM    (64 * 1024)
@@ -186,11 +171,7 @@ struct _SerioReader
 
   /* Parallel parsing */
   guint           threads;      /* as set; 0 for the default */
-  GThreadPool    *pool;
-  Part            parts[MAX_THREADS];
-  GMutex          lock;
-  GCond           done;
-  guint           pending;
+  SerioWorkers   *workers;      /* made on first use */
 };
 
 G_DEFINE_FINAL_TYPE (SerioReader, serio_reader, G_TYPE_OBJECT)
@@ -217,12 +198,7 @@ serio_reader_finalize (GObject *object)
   g_clear_error (&self->failure);
   g_clear_pointer (&self->name, g_free);
   g_clear_pointer (&self->declared, g_free);
-  if (self->pool != NULL)
-    g_thread_pool_free (self->pool, FALSE, TRUE);
-  for (guint i = 0; i < MAX_THREADS; i++)
-    g_clear_pointer (&self->parts[i].out, g_free);
-  g_mutex_clear (&self->lock);
-  g_cond_clear (&self->done);
+  g_clear_pointer (&self->workers, _serio_workers_free);
 
   G_OBJECT_CLASS (serio_reader_parent_class)->finalize (object);
 }
@@ -334,7 +310,7 @@ serio_reader_class_init (SerioReaderClass *klass)
    */
   properties[PROP_THREADS] =
     g_param_spec_uint ("threads", NULL, NULL,
-                       0, MAX_THREADS, 0,
+                       0, SERIO_MAX_THREADS, 0,
                        (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -345,8 +321,6 @@ serio_reader_class_init (SerioReaderClass *klass)
 static void
 serio_reader_init (SerioReader *self)
 {
-  g_mutex_init (&self->lock);
-  g_cond_init (&self->done);
   self->buffer_size = DEFAULT_BUFFER_SIZE;
   self->line = 1;
   self->state = STATE_LINE;
@@ -424,7 +398,7 @@ serio_reader_set_threads (SerioReader *self,
                           guint        threads)
 {
   g_return_if_fail (SERIO_IS_READER (self));
-  g_return_if_fail (threads <= MAX_THREADS);
+  g_return_if_fail (threads <= SERIO_MAX_THREADS);
 
   if (self->threads == threads)
     return;
@@ -728,19 +702,6 @@ fail_long_token (SerioReader   *self,
   return fail (self, local_error, cancellable, error);
 }
 
-static const char *
-last_comma (const char *p,
-            gsize       len)
-{
-  for (const char *q = p + len; q > p; q--)
-    {
-      if (q[-1] == ',')
-        return q - 1;
-    }
-
-  return NULL;
-}
-
 /* Makes the segment ahead valid: the window holds, from pos, the current
  * token and its delimiter. */
 static gboolean
@@ -772,7 +733,7 @@ ensure_segment (SerioReader   *self,
 
       if (len > 0)
         {
-          const char *comma = last_comma (p, len);
+          const char *comma = _serio_last_comma (p, len);
 
           if (comma != NULL)
             {
@@ -793,112 +754,6 @@ ensure_segment (SerioReader   *self,
       if (got == 0 && self->eof)
         return fail_truncated (self, cancellable, error);
     }
-}
-
-static void
-parse_part (Part *part)
-{
-  const char *s = part->start;
-
-  part->n = _serio_codec_parse_tokens (&s, part->end, part->buf_end, part->out, part->room,
-                                       &part->ended, &part->problem);
-  part->stop = s;
-}
-
-static void
-parse_in_pool (gpointer data,
-               gpointer user_data)
-{
-  SerioReader *self = user_data;
-
-  parse_part (data);
-
-  g_mutex_lock (&self->lock);
-  if (--self->pending == 0)
-    g_cond_signal (&self->done);
-  g_mutex_unlock (&self->lock);
-}
-
-/* Parses the tokens of [s, span_end), which ends at a comma or the
- * segment's end and holds no more tokens than @values has room for, with
- * @n_threads threads. Returns the number of values stored, with the first
- * bad token (in the order of the text) in @problem and @bad. */
-static gsize
-parse_span_parallel (SerioReader        *self,
-                     const char         *s,
-                     const char         *span_end,
-                     double             *values,
-                     guint               n_threads,
-                     SerioCodecProblem  *problem,
-                     const char        **bad)
-{
-  gsize len = span_end - s;
-  guint n_parts = 0;
-  gsize stored = 0;
-  const char *start = s;
-
-  /* Cut at the first comma after each share's end. */
-  while (n_parts < n_threads && start <= span_end)
-    {
-      Part *part = &self->parts[n_parts];
-      const char *target = s + len * (n_parts + 1) / n_threads;
-      const char *cut = NULL;
-      gsize room;
-
-      if (n_parts + 1 < n_threads && target < span_end)
-        cut = memchr (MAX (target, start), ',', span_end - MAX (target, start));
-      if (cut == NULL)
-        cut = span_end;
-
-      /* Tokens of at least one byte, with commas between them. */
-      room = (cut - start + 1) / 2 + 1;
-      if (part->room < room)
-        {
-          part->out = g_renew (double, part->out, room);
-          part->room = room;
-        }
-      part->start = start;
-      part->end = cut;
-      part->buf_end = self->buf + self->end;
-      n_parts++;
-      if (cut == span_end)
-        break;
-      start = cut + 1;
-    }
-
-  if (self->pool == NULL)
-    {
-      self->pool = g_thread_pool_new (parse_in_pool, self, MAX_THREADS - 1, FALSE, NULL);
-      g_assert (self->pool != NULL);
-    }
-  g_thread_pool_set_max_threads (self->pool, n_threads - 1, NULL);
-
-  self->pending = n_parts - 1;
-  for (guint i = 1; i < n_parts; i++)
-    g_thread_pool_push (self->pool, &self->parts[i], NULL);
-  parse_part (&self->parts[0]);
-
-  g_mutex_lock (&self->lock);
-  while (self->pending > 0)
-    g_cond_wait (&self->done, &self->lock);
-  g_mutex_unlock (&self->lock);
-
-  problem->reason = NULL;
-  for (guint i = 0; i < n_parts; i++)
-    {
-      Part *part = &self->parts[i];
-
-      memcpy (values + stored, part->out, part->n * sizeof (double));
-      stored += part->n;
-      if (part->problem.reason != NULL)
-        {
-          *problem = part->problem;
-          *bad = part->stop;
-          break;
-        }
-    }
-
-  return stored;
 }
 
 /* Parses tokens of the current record, storing up to @max_values of them
@@ -947,13 +802,16 @@ parse_values (SerioReader   *self,
         {
           guint n_threads = _serio_threads_effective (self->threads);
           gsize span = MIN ((gsize) (seg_end - s), 2 * (max_values - got) - 1);
-          const char *span_end = span == (gsize) (seg_end - s) ? seg_end : last_comma (s, span);
+          const char *span_end = span == (gsize) (seg_end - s) ? seg_end : _serio_last_comma (s, span);
 
           if (n_threads > 1 && span_end != NULL && span_end > s)
             {
               const char *bad = NULL;
 
-              n = parse_span_parallel (self, s, span_end, values + got, n_threads, &problem, &bad);
+              if (self->workers == NULL)
+                self->workers = _serio_workers_new ();
+              n = _serio_workers_parse (self->workers, s, span_end, self->buf + self->end, values + got,
+                                        n_threads, &problem, &bad);
               self->n_tokens += n;
               got += n;
               if (G_UNLIKELY (problem.reason != NULL))

@@ -8,6 +8,7 @@
 
 #include "serio-bundle.h"
 #include "serio-reader.h"
+#include "serio-workers.h"
 #include "serio-writer.h"
 
 G_BEGIN_DECLS
@@ -19,10 +20,6 @@ void         _serio_writer_keep_stream_open (SerioWriter   *self);
 /* The line the reader is at: that of the current array while its values
  * are read. */
 gulong       _serio_reader_get_line         (SerioReader   *self);
-
-/* The threads to use when @requested (0 for one per processor) are
- * asked for, capped by the environment variable SERIO_THREADS. */
-guint        _serio_threads_effective       (guint          requested);
 
 /* Appends an array read from a text to a bundle being loaded: the name is
  * valid, the values canonical and in @owner (shared, referenced). */

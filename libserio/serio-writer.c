@@ -14,6 +14,7 @@
 #include "serio-private.h"
 #include "serio-save.h"
 #include "serio-stream-private.h"
+#include "serio-workers.h"
 #include "serio-writer.h"
 
 /**
@@ -73,18 +74,6 @@
 /* With several threads, long runs of values are formatted in blocks of
  * this many values, one block per thread at a time. */
 #define BLOCK_VALUES   16384
-#define BLOCK_SIZE     (BLOCK_VALUES * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK)
-/* Most threads libserio uses. */
-#define MAX_THREADS    64
-
-typedef struct
-{
-  const double *values;
-  gsize         n_values;
-  gboolean      leading_comma;
-  char         *out;            /* BLOCK_SIZE bytes */
-  gsize         len;
-} Block;
 
 typedef enum
 {
@@ -117,11 +106,7 @@ struct _SerioWriter
   gboolean       keep_open;     /* do not close the stream on dispose */
 
   guint          threads;       /* as set; 0 for the default */
-  GThreadPool   *pool;
-  Block          blocks[MAX_THREADS];
-  GMutex         lock;
-  GCond          done;
-  guint          pending;       /* blocks the pool has not formatted yet */
+  SerioWorkers  *workers;       /* made on first use */
 };
 
 G_DEFINE_FINAL_TYPE (SerioWriter, serio_writer, G_TYPE_OBJECT)
@@ -188,12 +173,7 @@ serio_writer_finalize (GObject *object)
   g_clear_pointer (&self->buffer, g_free);
   g_clear_pointer (&self->hash, XXH3_freeState);
   g_clear_error (&self->failure);
-  if (self->pool != NULL)
-    g_thread_pool_free (self->pool, FALSE, TRUE);
-  for (guint i = 0; i < MAX_THREADS; i++)
-    g_clear_pointer (&self->blocks[i].out, g_free);
-  g_mutex_clear (&self->lock);
-  g_cond_clear (&self->done);
+  g_clear_pointer (&self->workers, _serio_workers_free);
 
   G_OBJECT_CLASS (serio_writer_parent_class)->finalize (object);
 }
@@ -313,7 +293,7 @@ serio_writer_class_init (SerioWriterClass *klass)
    */
   properties[PROP_THREADS] =
     g_param_spec_uint ("threads", NULL, NULL,
-                       0, MAX_THREADS, 0,
+                       0, SERIO_MAX_THREADS, 0,
                        (G_PARAM_READWRITE | G_PARAM_EXPLICIT_NOTIFY | G_PARAM_STATIC_STRINGS));
 
   g_object_class_install_properties (object_class, N_PROPS, properties);
@@ -324,8 +304,6 @@ serio_writer_class_init (SerioWriterClass *klass)
 static void
 serio_writer_init (SerioWriter *self)
 {
-  g_mutex_init (&self->lock);
-  g_cond_init (&self->done);
   self->sealed = TRUE;
   self->buffer = g_malloc (BUFFER_SIZE + BUFFER_RESERVE);
   self->state = STATE_OPEN;
@@ -335,23 +313,6 @@ void
 _serio_writer_keep_stream_open (SerioWriter *self)
 {
   self->keep_open = TRUE;
-}
-
-guint
-_serio_threads_effective (guint requested)
-{
-  const char *cap = g_getenv ("SERIO_THREADS");
-  guint n = requested != 0 ? requested : g_get_num_processors ();
-
-  if (cap != NULL && *cap != '\0')
-    {
-      guint64 limit = g_ascii_strtoull (cap, NULL, 10);
-
-      if (limit >= 1)
-        n = MIN (n, limit);
-    }
-
-  return CLAMP (n, 1, MAX_THREADS);
 }
 
 /**
@@ -370,7 +331,7 @@ serio_writer_set_threads (SerioWriter *self,
                           guint        threads)
 {
   g_return_if_fail (SERIO_IS_WRITER (self));
-  g_return_if_fail (threads <= MAX_THREADS);
+  g_return_if_fail (threads <= SERIO_MAX_THREADS);
 
   if (self->threads == threads)
     return;
@@ -717,44 +678,12 @@ serio_writer_begin_array (SerioWriter   *self,
   return TRUE;
 }
 
-static void
-format_block (Block *block)
-{
-  char *out = block->out;
-
-  if (block->leading_comma)
-    {
-      out = _serio_codec_write_tokens (out, block->values, block->n_values, TRUE);
-    }
-  else
-    {
-      out = _serio_codec_write_token (out, block->values[0]);
-      out = _serio_codec_write_tokens (out, block->values + 1, block->n_values - 1, TRUE);
-    }
-
-  block->len = out - block->out;
-}
-
-static void
-format_in_pool (gpointer data,
-                gpointer user_data)
-{
-  SerioWriter *self = user_data;
-
-  format_block (data);
-
-  g_mutex_lock (&self->lock);
-  if (--self->pending == 0)
-    g_cond_signal (&self->done);
-  g_mutex_unlock (&self->lock);
-}
-
 /* Writes out a formatted block, hashing it on the way. */
 static gboolean
-write_block (SerioWriter   *self,
-             Block         *block,
-             GCancellable  *cancellable,
-             GError       **error)
+write_block (SerioWriter             *self,
+             const SerioFormatBlock  *block,
+             GCancellable            *cancellable,
+             GError                 **error)
 {
   GError *local_error = NULL;
 
@@ -789,41 +718,18 @@ put_values_parallel (SerioWriter   *self,
   if (!flush (self, cancellable, error))
     return G_MAXSIZE;
 
-  if (self->pool == NULL)
-    {
-      self->pool = g_thread_pool_new (format_in_pool, self, MAX_THREADS - 1, FALSE, NULL);
-      g_assert (self->pool != NULL);
-    }
-  g_thread_pool_set_max_threads (self->pool, n_threads - 1, NULL);
+  if (self->workers == NULL)
+    self->workers = _serio_workers_new ();
 
   while (n_values - done >= 2 * BLOCK_VALUES)
     {
       guint n_blocks = MIN (n_threads, (n_values - done) / BLOCK_VALUES);
+      const SerioFormatBlock *blocks = _serio_workers_format (self->workers, values + done, BLOCK_VALUES,
+                                                              n_blocks, !(self->first_value && done == 0));
 
       for (guint i = 0; i < n_blocks; i++)
         {
-          Block *block = &self->blocks[i];
-
-          if (block->out == NULL)
-            block->out = g_malloc (BLOCK_SIZE);
-          block->values = values + done + (gsize) i * BLOCK_VALUES;
-          block->n_values = BLOCK_VALUES;
-          block->leading_comma = !(self->first_value && done == 0 && i == 0);
-        }
-
-      self->pending = n_blocks - 1;
-      for (guint i = 1; i < n_blocks; i++)
-        g_thread_pool_push (self->pool, &self->blocks[i], NULL);
-      format_block (&self->blocks[0]);
-
-      g_mutex_lock (&self->lock);
-      while (self->pending > 0)
-        g_cond_wait (&self->done, &self->lock);
-      g_mutex_unlock (&self->lock);
-
-      for (guint i = 0; i < n_blocks; i++)
-        {
-          if (!write_block (self, &self->blocks[i], cancellable, error))
+          if (!write_block (self, &blocks[i], cancellable, error))
             return G_MAXSIZE;
         }
 

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-workers.h: long runs of values formatted and parsed by several
+ * threads (private, not installed)
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * The one copy of libserio's parallel paths, shared by the writer and the
+ * in-memory serialiser (formatting) and by the reader and the in-memory
+ * parser (parsing). A SerioWorkers is a GThreadPool of its owner's, made
+ * on first use; the calling thread takes the first share of every batch
+ * and waits for the others, so a batch ends before the call returns. The
+ * results do not depend on the number of threads: formatted blocks are
+ * put out in order, and the first bad token reported is the first in the
+ * order of the text.
+ */
+
+#pragma once
+
+#include <glib.h>
+
+#include "serio-codec.h"
+
+G_BEGIN_DECLS
+
+/* The most threads libserio uses. */
+#define SERIO_MAX_THREADS 64
+
+typedef struct _SerioWorkers SerioWorkers;
+
+/* The threads to use when @requested (0 for one per processor) are
+ * asked for, capped by the environment variable SERIO_THREADS. */
+guint         _serio_threads_effective    (guint               requested);
+
+/* The last comma of the @len bytes at @p, or %NULL. */
+const char   *_serio_last_comma           (const char         *p,
+                                           gsize               len);
+
+SerioWorkers *_serio_workers_new          (void);
+void          _serio_workers_free         (SerioWorkers       *workers);
+
+/* A block of values that a thread formats into @out. */
+typedef struct
+{
+  const double *values;
+  gsize         n_values;
+  gboolean      leading_comma;  /* a comma before the first token */
+  char         *out;
+  gsize         len;            /* the bytes formatted */
+} SerioFormatBlock;
+
+/* Formats @n_blocks blocks of @block_values values each, the first
+ * starting at @values, with one thread per block. A comma goes before
+ * every token but the very first when !@leading_comma. Returns the blocks,
+ * owned by @workers and valid until its next call. */
+const SerioFormatBlock *
+              _serio_workers_format       (SerioWorkers       *workers,
+                                           const double       *values,
+                                           gsize               block_values,
+                                           guint               n_blocks,
+                                           gboolean            leading_comma);
+
+/* Parses the tokens of [s, span_end), which ends at a comma or at the end
+ * of a line and holds no more tokens than @values has room for, with up
+ * to @n_threads threads, in shares cut at commas. @buf_end bounds the
+ * 8-byte loads. Returns the number of values stored in @values; on a bad
+ * token, the first in the text, @problem->reason is set and *@bad is that
+ * token (@problem->reason is %NULL otherwise). */
+gsize         _serio_workers_parse        (SerioWorkers       *workers,
+                                           const char         *s,
+                                           const char         *span_end,
+                                           const char         *buf_end,
+                                           double             *values,
+                                           guint               n_threads,
+                                           SerioCodecProblem  *problem,
+                                           const char        **bad);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SerioWorkers, _serio_workers_free)
+
+G_END_DECLS
