@@ -12,15 +12,28 @@
  * (/proc/self/clear_refs), so that making the bundle does not count.
  *
  *   build/bench/serio-bench-stream [--sizes 1000000,10000000] [--dir DIR]
+ *   build/bench/serio-bench-stream --scale [--sizes 1000000,100000000,200000000]
  *
  * Wall time over thread CPU time shows what more threads bring
- * (SERIO_THREADS=1 against the default). Values are random bit patterns (about 20 bytes of text each). The file
- * is written to DIR (default: the temporary directory) and removed.
+ * (SERIO_THREADS=1 against the default). Values are random bit patterns
+ * (about 20 bytes of text each). The file is written to DIR (default: the
+ * temporary directory) and removed.
+ *
+ * --scale prints the figures of issue 8 in one run, for each size: the
+ * single-threaded ns/value of save_to_file, from_file, to_bytes and
+ * from_bytes and how they grow from the first size (flat cost), the wall
+ * time with one thread over that with one per processor (scaling), the
+ * peak RSS against the bounds (from_file: 8 bytes a value + 64 MiB;
+ * save_to_file: 64 MiB above the bundle), every serio command's wall time
+ * and peak RSS on the same file (and its time over that of serio check),
+ * and NumPy's np.save/np.load of the same number of float64 values when
+ * /usr/bin/python3 has NumPy.
  */
 
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +54,8 @@ typedef enum
   OP_FROM_FILE,
   OP_READER_SCAN,
   OP_FROM_BYTES,
+  OP_TO_BYTES,
+  OP_PARSE_BYTES,
   N_OPS
 } Op;
 
@@ -51,6 +66,8 @@ static const char *op_names[N_OPS] = {
   "from_file",
   "reader(file, 64 Ki)",
   "load+from_bytes",
+  "to_bytes",
+  "from_bytes",
 };
 
 typedef struct
@@ -138,23 +155,31 @@ random_bundle (gsize n)
   return bundle;
 }
 
-/* Runs @op in the child; the file exists for the reading operations. */
+/* Runs @op in the child; the file exists for the reading operations.
+ * @threads, when not NULL, is the child's SERIO_THREADS. */
 G_GNUC_NORETURN static void
 run_child (Op          op,
            gsize       n,
            const char *path,
+           const char *threads,
            int         fd)
 {
   g_autoptr(GFile) file = g_file_new_for_path (path);
   g_autoptr(SerioBundle) bundle = NULL;
+  g_autoptr(GBytes) text = NULL;
   g_autoptr(GError) error = NULL;
   struct rusage usage;
   Result result = { 0 };
   gint64 start;
   double cpu;
 
-  if (op == OP_SAVE_TO_FILE || op == OP_WRITE_TO_STREAM || op == OP_WRITE_TO_NULL)
+  if (threads != NULL)
+    g_setenv ("SERIO_THREADS", threads, TRUE);
+
+  if (op == OP_SAVE_TO_FILE || op == OP_WRITE_TO_STREAM || op == OP_WRITE_TO_NULL || op == OP_TO_BYTES)
     bundle = random_bundle (n);
+  if (op == OP_PARSE_BYTES)
+    text = g_file_load_bytes (file, NULL, NULL, &error);
 
   /* The peak is the operation's, not that of making the bundle. */
   result.peak_reset = reset_peak_rss ();
@@ -227,6 +252,19 @@ run_child (Op          op,
       }
       break;
 
+    case OP_TO_BYTES:
+      text = serio_bundle_to_bytes (bundle);
+      result.ok = g_bytes_get_size (text) > n;
+      break;
+
+    case OP_PARSE_BYTES:
+      {
+        g_autoptr(SerioBundle) parsed = text != NULL ? serio_bundle_from_bytes (text, &error) : NULL;
+
+        result.ok = parsed != NULL && serio_bundle_get_n_arrays (parsed) == 1;
+      }
+      break;
+
     case N_OPS:
     default:
       g_assert_not_reached ();
@@ -249,6 +287,7 @@ static gboolean
 measure (Op          op,
          gsize       n,
          const char *path,
+         const char *threads,
          Result     *result)
 {
   int fds[2];
@@ -263,7 +302,7 @@ measure (Op          op,
   if (pid == 0)
     {
       close (fds[0]);
-      run_child (op, n, path, fds[1]);
+      run_child (op, n, path, threads, fds[1]);
     }
   close (fds[1]);
 
@@ -273,6 +312,213 @@ measure (Op          op,
   waitpid (pid, &status, 0);
 
   return result->ok && WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+/* Runs @argv (a serio command, or Python) with its standard output to
+ * /dev/null, and gives its wall time and peak RSS (wait4's ru_maxrss). */
+static gboolean
+run_command (const char * const *argv,
+             double             *wall_s,
+             long               *peak_kib)
+{
+  struct rusage usage;
+  gint64 start = g_get_monotonic_time ();
+  int status;
+  pid_t pid;
+
+  fflush (stdout);
+  pid = fork ();
+  if (pid == 0)
+    {
+      int null = open ("/dev/null", O_WRONLY);
+
+      if (null >= 0)
+        {
+          dup2 (null, STDOUT_FILENO);
+          dup2 (null, STDERR_FILENO);
+        }
+      execv (argv[0], (char * const *) argv);
+      _exit (127);
+    }
+  if (pid < 0 || wait4 (pid, &status, 0, &usage) != pid)
+    return FALSE;
+
+  *wall_s = (g_get_monotonic_time () - start) / 1e6;
+  *peak_kib = usage.ru_maxrss;
+
+  return WIFEXITED (status) && WEXITSTATUS (status) == 0;
+}
+
+/* np.save and np.load of @n random float64 values: prints one line each,
+ * in the format of the other rows. */
+static void
+measure_numpy (gsize       n,
+               const char *dir)
+{
+  static const char script[] =
+    "import resource, sys, time\n"
+    "import numpy as np\n"
+    "n, path, op = int(sys.argv[1]), sys.argv[2], sys.argv[3]\n"
+    "if op == 'save':\n"
+    "    a = np.random.default_rng(1).integers(0, 2**62, n, dtype=np.uint64).view(np.float64)\n"
+    "    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "    t = time.perf_counter(); np.save(path, a); t = time.perf_counter() - t\n"
+    "else:\n"
+    "    base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "    t = time.perf_counter(); a = np.load(path); t = time.perf_counter() - t\n"
+    "peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss\n"
+    "print(t * 1e9 / n, peak / 1024, (peak - base) / 1024)\n";
+  g_autofree char *npy = g_build_filename (dir, "serio-bench-stream.npy", NULL);
+  g_autofree char *count = g_strdup_printf ("%" G_GSIZE_FORMAT, n);
+  const char *ops[] = { "save", "load" };
+
+  if (!g_file_test ("/usr/bin/python3", G_FILE_TEST_IS_EXECUTABLE))
+    return;
+
+  for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+    {
+      const char *argv[] = { "/usr/bin/python3", "-c", script, count, npy, ops[i], NULL };
+      g_autofree char *out = NULL;
+      double ns, peak, above;
+      int status;
+
+      if (!g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                         &out, NULL, &status, NULL) ||
+          !g_spawn_check_wait_status (status, NULL) ||
+          sscanf (out, "%lf %lf %lf", &ns, &peak, &above) != 3)
+        {
+          g_print ("  %-26s %11" G_GSIZE_FORMAT "   (NumPy not available)\n", ops[i], n);
+          break;
+        }
+      g_print ("  %-26s %11" G_GSIZE_FORMAT " %10.1f %10s %10.1f %10.1f\n",
+               i == 0 ? "numpy.save" : "numpy.load", n, ns, "", peak, above);
+    }
+  g_unlink (npy);
+}
+
+/* The serio commands on the file at @path, each against serio check. */
+static int
+measure_tool (const char *tool,
+              gsize       n,
+              const char *path,
+              const char *dir)
+{
+  g_autofree char *npy = g_build_filename (dir, "serio-bench-stream-tool.npy", NULL);
+  g_autofree char *back = g_build_filename (dir, "serio-bench-stream-back.serio", NULL);
+  const char * const commands[][6] = {
+    { "check", path, NULL },
+    { "info", path, NULL },
+    { "checksum", path, NULL },
+    { "cat", path, NULL },
+    { "cat", "--name", "nothing-called-this", path, NULL },
+    { "diff", path, path, NULL },
+    { "convert", path, npy, NULL },
+    { "convert", npy, back, NULL },
+  };
+  const char *labels[] = { "serio check", "serio info", "serio checksum", "serio cat",
+                           "serio cat --name (skips)", "serio diff (same file)",
+                           "serio convert -> .npy", "serio convert .npy ->" };
+  double check_s = 0;
+  int failures = 0;
+
+  for (guint c = 0; c < G_N_ELEMENTS (commands); c++)
+    {
+      const char *argv[8] = { tool };
+      double wall_s = 0;
+      long peak_kib = 0;
+      gboolean ok;
+
+      for (guint k = 0; commands[c][k] != NULL; k++)
+        argv[k + 1] = commands[c][k];
+
+      ok = run_command (argv, &wall_s, &peak_kib);
+      /* cat --name of a missing array exits 1 after reading the whole file */
+      if (c == 4)
+        ok = TRUE;
+      if (c == 0)
+        check_s = wall_s;
+
+      if (!ok)
+        {
+          g_print ("  %-26s %11" G_GSIZE_FORMAT "   failed\n", labels[c], n);
+          failures++;
+          continue;
+        }
+      g_print ("  %-26s %11" G_GSIZE_FORMAT " %10.1f %10s %10.1f %10s  %.2fx check%s\n",
+               labels[c], n, wall_s * 1e9 / n, "", peak_kib / 1024.0, "",
+               check_s > 0 ? wall_s / check_s : 0.0,
+               peak_kib <= 64 * 1024 ? "" : "  ABOVE 64 MiB");
+    }
+  g_unlink (npy);
+  g_unlink (back);
+
+  return failures;
+}
+
+/* The figures of issue 8 (see the top of the file). */
+static int
+run_scale (char      **sizes,
+           const char *path,
+           const char *dir,
+           const char *tool)
+{
+  const Op ops[] = { OP_SAVE_TO_FILE, OP_FROM_FILE, OP_TO_BYTES, OP_PARSE_BYTES };
+  g_autofree char *all = g_strdup_printf ("%u", g_get_num_processors ());
+  double first[G_N_ELEMENTS (ops)] = { 0 };
+  int failures = 0;
+
+  g_print ("# 1 thread: SERIO_THREADS=1; %s threads: SERIO_THREADS=%s. ns/value in wall time; "
+           "flat = ns/value over that of the first size; peak and above-start RSS in MiB\n",
+           all, all);
+  g_print ("# %-24s %11s %10s %10s %10s %10s  %s\n",
+           "operation", "values", "1 thr ns", "cpu ns", "peak MiB", "above MiB", "flat, scaling, bound");
+
+  for (guint s = 0; sizes[s] != NULL; s++)
+    {
+      gsize n = g_ascii_strtoull (sizes[s], NULL, 10);
+
+      if (n == 0)
+        continue;
+
+      for (guint i = 0; i < G_N_ELEMENTS (ops); i++)
+        {
+          Result one = { 0 }, many = { 0 };
+          g_autofree char *bound = NULL;
+
+          /* from_file and from_bytes read the file save_to_file wrote. */
+          if (!measure (ops[i], n, path, "1", &one) ||
+              !measure (ops[i], n, path, all, &many))
+            {
+              g_print ("  %-24s %11" G_GSIZE_FORMAT "   failed\n", op_names[ops[i]], n);
+              failures++;
+              continue;
+            }
+          if (first[i] == 0)
+            first[i] = one.wall_ns;
+
+          if (ops[i] == OP_SAVE_TO_FILE)
+            bound = g_strdup_printf ("above <= 64 MiB: %s",
+                                     one.peak_kib - one.start_kib <= 64 * 1024 &&
+                                     many.peak_kib - many.start_kib <= 64 * 1024 ? "yes" : "NO");
+          else if (ops[i] == OP_FROM_FILE)
+            bound = g_strdup_printf ("peak <= 8 B/value + 64 MiB: %s",
+                                     MAX (one.peak_kib, many.peak_kib) <= (long) (n * 8 / 1024) + 64 * 1024 ?
+                                     "yes" : "NO");
+
+          g_print ("  %-24s %11" G_GSIZE_FORMAT " %10.1f %10.1f %10.1f %10.1f  flat %.2fx, %s threads %.2fx faster%s%s\n",
+                   op_names[ops[i]], n, one.wall_ns, one.cpu_ns,
+                   MAX (one.peak_kib, many.peak_kib) / 1024.0,
+                   MAX (one.peak_kib - one.start_kib, many.peak_kib - many.start_kib) / 1024.0,
+                   one.wall_ns / first[i], all, one.wall_ns / many.wall_ns,
+                   bound != NULL ? ", " : "", bound != NULL ? bound : "");
+        }
+
+      measure_numpy (n, dir);
+      if (tool != NULL)
+        failures += measure_tool (tool, n, path, dir);
+    }
+
+  return failures;
 }
 
 static char *
@@ -304,6 +550,8 @@ main (int    argc,
 {
   g_autofree char *sizes_arg = NULL;
   g_autofree char *dir = NULL;
+  g_autofree char *tool = NULL;
+  gboolean scale = FALSE;
   g_autofree char *cpu = NULL;
   g_autofree char *path = NULL;
   g_auto(GStrv) sizes = NULL;
@@ -312,6 +560,9 @@ main (int    argc,
   const GOptionEntry entries[] = {
     { "sizes", 0, 0, G_OPTION_ARG_STRING, &sizes_arg, "Numbers of values, comma-separated", "N,N" },
     { "dir", 0, 0, G_OPTION_ARG_FILENAME, &dir, "Where to write the file", "DIR" },
+    { "scale", 0, 0, G_OPTION_ARG_NONE, &scale,
+      "Flat cost, thread scaling, memory bounds and the serio commands (default sizes 10^6, 10^8, 2x10^8)", NULL },
+    { "tool", 0, 0, G_OPTION_ARG_FILENAME, &tool, "The serio tool to measure with --scale", "PATH" },
     { NULL }
   };
   int failures = 0;
@@ -324,13 +575,25 @@ main (int    argc,
       return 1;
     }
 
-  sizes = g_strsplit (sizes_arg != NULL ? sizes_arg : "1000000,10000000", ",", -1);
-  path = g_build_filename (dir != NULL ? dir : g_get_tmp_dir (), "serio-bench-stream.serio", NULL);
+  sizes = g_strsplit (sizes_arg != NULL ? sizes_arg : scale ? "1000000,100000000,200000000" : "1000000,10000000",
+                      ",", -1);
+  if (dir == NULL)
+    dir = g_strdup (g_get_tmp_dir ());
+  path = g_build_filename (dir, "serio-bench-stream.serio", NULL);
   cpu = cpu_model ();
+  if (tool == NULL && g_file_test (SERIO_BENCH_TOOL, G_FILE_TEST_IS_EXECUTABLE))
+    tool = g_strdup (SERIO_BENCH_TOOL);
 
   g_print ("# serio-bench-stream, %s (%u processors), libserio %s, SERIO_THREADS=%s, file %s\n",
            cpu, g_get_num_processors (), SERIO_VERSION,
            g_getenv ("SERIO_THREADS") != NULL ? g_getenv ("SERIO_THREADS") : "(unset)", path);
+
+  if (scale)
+    {
+      failures = run_scale (sizes, path, dir, tool);
+      g_unlink (path);
+      return failures == 0 ? 0 : 1;
+    }
   g_print ("# %-22s %11s %12s %12s %10s %14s\n",
            "operation", "values", "wall ns/val", "cpu ns/val", "peak MiB", "above start MiB");
 
@@ -347,7 +610,7 @@ main (int    argc,
         {
           Result r = { 0 };
 
-          if (!measure (order[i], n, path, &r))
+          if (!measure (order[i], n, path, NULL, &r))
             {
               g_print ("  %-22s %11" G_GSIZE_FORMAT "   failed\n", op_names[order[i]], n);
               failures++;
