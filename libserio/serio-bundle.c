@@ -407,40 +407,29 @@ serio_bundle_from_bytes (GBytes  *bytes,
 /* Values are written this many at a time, and a sealed text is hashed
  * after each such block, while it is still in the cache. */
 #define WRITE_BLOCK_VALUES 2048
-/* With several threads, arrays of at least two rounds of blocks of this
- * many values are formatted by all of them, one block each per round. */
+/* With several threads, arrays of at least two blocks of this many values
+ * are formatted by all of them, a block at a time each. */
 #define PARALLEL_BLOCK_VALUES 65536
 
-/* Formats the values of @entry from @done on with @n_threads threads, in
- * rounds of one block per thread, into @out, and hashes what it wrote when
- * @hash is not %NULL. Returns the end of the output and sets *@done to the
- * number of values written; a short tail is left to the caller. */
-static char *
-write_values_parallel (SerioWorkers       *workers,
-                       const SerioEntry   *entry,
-                       guint               n_threads,
-                       char               *out,
-                       XXH3_state_t       *hash,
-                       gsize              *done)
+typedef struct
 {
-  while (entry->n_values - *done >= 2 * PARALLEL_BLOCK_VALUES)
-    {
-      guint n_blocks = MIN (n_threads, (entry->n_values - *done) / PARALLEL_BLOCK_VALUES);
-      const SerioFormatBlock *blocks = _serio_workers_format (workers, entry->values + *done,
-                                                              PARALLEL_BLOCK_VALUES, n_blocks,
-                                                              *done > 0);
+  char         *out;
+  XXH3_state_t *hash;
+} SerializeSink;
 
-      for (guint i = 0; i < n_blocks; i++)
-        {
-          memcpy (out, blocks[i].out, blocks[i].len);
-          if (hash != NULL)
-            XXH3_64bits_update (hash, out, blocks[i].len);
-          out += blocks[i].len;
-        }
-      *done += (gsize) n_blocks * PARALLEL_BLOCK_VALUES;
-    }
+/* Appends a block formatted by another thread, and hashes it. */
+static gboolean
+append_block (const SerioFormatBlock *block,
+              gpointer                user_data)
+{
+  SerializeSink *sink = user_data;
 
-  return out;
+  memcpy (sink->out, block->out, block->len);
+  if (sink->hash != NULL)
+    XXH3_64bits_update (sink->hash, sink->out, block->len);
+  sink->out += block->len;
+
+  return TRUE;
 }
 
 /* Serialises the bundle into a newly allocated, NUL-terminated buffer: plain
@@ -492,9 +481,13 @@ serialize (SerioBundle *self,
               XXH3_64bits_update (hash, hashed, out - hashed);
               hashed = out;
             }
+          SerializeSink sink = { out, hash };
+
           if (workers == NULL)
             workers = _serio_workers_new ();
-          out = hashed = write_values_parallel (workers, entry, n_threads, out, hash, &done);
+          done = _serio_workers_format (workers, entry->values, entry->n_values, PARALLEL_BLOCK_VALUES,
+                                        n_threads, FALSE, append_block, &sink);
+          out = hashed = sink.out;
         }
       for (; done < entry->n_values; done += WRITE_BLOCK_VALUES)
         {

@@ -11,10 +11,25 @@
 
 #include "serio-workers.h"
 
+/* What the pool runs: every job starts with this. */
+typedef struct
+{
+  void   (*run) (gpointer job);
+  guint   *pending;             /* the count of its batch, decremented when done */
+} Job;
+
+/* One block to format. */
+typedef struct
+{
+  Job               job;
+  SerioFormatBlock  block;
+} FormatJob;
+
 /* One thread's share of a span: the tokens of [start, end), where end is
  * a comma or the span's end. */
 typedef struct
 {
+  Job                job;
   const char        *start;
   const char        *end;
   const char        *buf_end;
@@ -28,15 +43,18 @@ typedef struct
 
 struct _SerioWorkers
 {
-  GThreadPool      *pool;
-  GFunc             job;        /* what the pool does with the batch's items */
-  GMutex            lock;
-  GCond             done;
-  guint             pending;    /* items of the batch not done yet */
+  GThreadPool  *pool;
+  GMutex        lock;
+  GCond         done;
 
-  SerioFormatBlock  blocks[SERIO_MAX_THREADS];
-  gsize             block_size; /* of each block's out */
-  ParsePart         parts[SERIO_MAX_THREADS];
+  /* Formatting: two sets of blocks, one handed out while the other is
+   * formatted. */
+  FormatJob     blocks[2][SERIO_MAX_THREADS];
+  guint         blocks_pending[2];
+  gsize         block_size;     /* of each block's out */
+
+  ParsePart     parts[SERIO_MAX_THREADS];
+  guint         parts_pending;
 };
 
 guint
@@ -74,12 +92,13 @@ run_in_pool (gpointer item,
              gpointer user_data)
 {
   SerioWorkers *workers = user_data;
+  Job *job = item;
 
-  workers->job (item, NULL);
+  job->run (job);
 
   g_mutex_lock (&workers->lock);
-  if (--workers->pending == 0)
-    g_cond_signal (&workers->done);
+  if (--*job->pending == 0)
+    g_cond_broadcast (&workers->done);
   g_mutex_unlock (&workers->lock);
 }
 
@@ -104,7 +123,8 @@ _serio_workers_free (SerioWorkers *workers)
     g_thread_pool_free (workers->pool, FALSE, TRUE);
   for (guint i = 0; i < SERIO_MAX_THREADS; i++)
     {
-      g_free (workers->blocks[i].out);
+      g_free (workers->blocks[0][i].block.out);
+      g_free (workers->blocks[1][i].block.out);
       g_free (workers->parts[i].out);
     }
   g_mutex_clear (&workers->lock);
@@ -112,46 +132,49 @@ _serio_workers_free (SerioWorkers *workers)
   g_free (workers);
 }
 
-/* Runs @job on the @n_items items of @items, each @item_size bytes: the
- * first on this thread, the others on the pool; returns when all are done. */
+/* Hands the @n_jobs jobs at @jobs, each @job_size bytes, to a pool of up
+ * to @max_threads threads; *@pending counts those not done yet. */
 static void
-run_batch (SerioWorkers *workers,
-           GFunc         job,
-           gpointer      items,
-           gsize         item_size,
-           guint         n_items)
+push_jobs (SerioWorkers *workers,
+           gpointer      jobs,
+           gsize         job_size,
+           guint         n_jobs,
+           guint        *pending,
+           guint         max_threads)
 {
-  if (n_items > 1)
+  if (workers->pool == NULL)
     {
-      if (workers->pool == NULL)
-        {
-          workers->pool = g_thread_pool_new (run_in_pool, workers, SERIO_MAX_THREADS - 1, FALSE, NULL);
-          g_assert (workers->pool != NULL);
-        }
-      g_thread_pool_set_max_threads (workers->pool, n_items - 1, NULL);
-
-      workers->job = job;
-      workers->pending = n_items - 1;
-      for (guint i = 1; i < n_items; i++)
-        g_thread_pool_push (workers->pool, (char *) items + i * item_size, NULL);
+      workers->pool = g_thread_pool_new (run_in_pool, workers, SERIO_MAX_THREADS, FALSE, NULL);
+      g_assert (workers->pool != NULL);
     }
+  g_thread_pool_set_max_threads (workers->pool, max_threads, NULL);
 
-  job (items, NULL);
-
-  if (n_items > 1)
+  g_mutex_lock (&workers->lock);
+  *pending = n_jobs;
+  g_mutex_unlock (&workers->lock);
+  for (guint i = 0; i < n_jobs; i++)
     {
-      g_mutex_lock (&workers->lock);
-      while (workers->pending > 0)
-        g_cond_wait (&workers->done, &workers->lock);
-      g_mutex_unlock (&workers->lock);
+      Job *job = (Job *) (gpointer) ((char *) jobs + i * job_size);
+
+      job->pending = pending;
+      g_thread_pool_push (workers->pool, job, NULL);
     }
 }
 
 static void
-format_block (gpointer item,
-              gpointer unused)
+wait_jobs (SerioWorkers *workers,
+           guint        *pending)
 {
-  SerioFormatBlock *block = item;
+  g_mutex_lock (&workers->lock);
+  while (*pending > 0)
+    g_cond_wait (&workers->done, &workers->lock);
+  g_mutex_unlock (&workers->lock);
+}
+
+static void
+format_block (gpointer job)
+{
+  SerioFormatBlock *block = &((FormatJob *) job)->block;
   char *out = block->out;
 
   if (block->leading_comma)
@@ -167,45 +190,101 @@ format_block (gpointer item,
   block->len = out - block->out;
 }
 
-const SerioFormatBlock *
-_serio_workers_format (SerioWorkers *workers,
-                       const double *values,
-                       gsize         block_values,
-                       guint         n_blocks,
-                       gboolean      leading_comma)
+/* Starts formatting set @set: up to @n_threads blocks of @block_values
+ * values from block @first of @values on. Returns the blocks started. */
+static guint
+start_round (SerioWorkers *workers,
+             guint         set,
+             const double *values,
+             gsize         block_values,
+             gsize         first,
+             gsize         n_blocks_total,
+             guint         n_threads,
+             gboolean      leading_comma)
+{
+  guint n = (guint) MIN ((gsize) n_threads, n_blocks_total - first);
+
+  for (guint i = 0; i < n; i++)
+    {
+      FormatJob *job = &workers->blocks[set][i];
+
+      if (job->block.out == NULL)
+        job->block.out = g_malloc (workers->block_size);
+      job->job.run = format_block;
+      job->block.values = values + (first + i) * block_values;
+      job->block.n_values = block_values;
+      job->block.leading_comma = leading_comma || first + i > 0;
+    }
+  /* Every thread formats: the calling one hands the blocks out meanwhile. */
+  push_jobs (workers, workers->blocks[set], sizeof (FormatJob), n, &workers->blocks_pending[set], n_threads);
+
+  return n;
+}
+
+gsize
+_serio_workers_format (SerioWorkers   *workers,
+                       const double   *values,
+                       gsize           n_values,
+                       gsize           block_values,
+                       guint           n_threads,
+                       gboolean        leading_comma,
+                       SerioBlockSink  sink,
+                       gpointer        user_data)
 {
   gsize block_size = block_values * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK;
+  gsize n_blocks_total = n_values / block_values;
+  gsize first = 0;
+  guint set = 0;
+  guint n_round;
 
-  g_assert (n_blocks >= 1 && n_blocks <= SERIO_MAX_THREADS && block_values >= 1);
+  g_assert (block_values >= 1);
+  n_threads = CLAMP (n_threads, 1, SERIO_MAX_THREADS);
+  if (n_blocks_total == 0)
+    return 0;
 
   if (block_size > workers->block_size)
     {
       for (guint i = 0; i < SERIO_MAX_THREADS; i++)
-        g_clear_pointer (&workers->blocks[i].out, g_free);
+        {
+          g_clear_pointer (&workers->blocks[0][i].block.out, g_free);
+          g_clear_pointer (&workers->blocks[1][i].block.out, g_free);
+        }
       workers->block_size = block_size;
     }
 
-  for (guint i = 0; i < n_blocks; i++)
+  n_round = start_round (workers, set, values, block_values, first, n_blocks_total, n_threads, leading_comma);
+  for (;;)
     {
-      SerioFormatBlock *block = &workers->blocks[i];
+      gsize next = first + n_round;
+      guint n_next = 0;
 
-      if (block->out == NULL)
-        block->out = g_malloc (workers->block_size);
-      block->values = values + (gsize) i * block_values;
-      block->n_values = block_values;
-      block->leading_comma = leading_comma || i > 0;
+      wait_jobs (workers, &workers->blocks_pending[set]);
+      if (next < n_blocks_total)
+        n_next = start_round (workers, set ^ 1, values, block_values, next, n_blocks_total, n_threads,
+                              leading_comma);
+
+      for (guint i = 0; i < n_round; i++)
+        {
+          if (!sink (&workers->blocks[set][i].block, user_data))
+            {
+              /* The blocks being formatted point into the caller's values. */
+              wait_jobs (workers, &workers->blocks_pending[set ^ 1]);
+              return (first + i) * block_values;
+            }
+        }
+
+      if (n_next == 0)
+        return next * block_values;
+      first = next;
+      n_round = n_next;
+      set ^= 1;
     }
-
-  run_batch (workers, format_block, workers->blocks, sizeof (SerioFormatBlock), n_blocks);
-
-  return workers->blocks;
 }
 
 static void
-parse_part (gpointer item,
-            gpointer unused)
+parse_part (gpointer job)
 {
-  ParsePart *part = item;
+  ParsePart *part = job;
   const char *s = part->start;
 
   part->n = _serio_codec_parse_tokens (&s, part->end, part->buf_end, part->out, part->room,
@@ -250,6 +329,7 @@ _serio_workers_parse (SerioWorkers       *workers,
           part->out = g_renew (double, part->out, room);
           part->room = room;
         }
+      part->job.run = parse_part;
       part->start = start;
       part->end = cut;
       part->buf_end = buf_end;
@@ -259,7 +339,12 @@ _serio_workers_parse (SerioWorkers       *workers,
       start = cut + 1;
     }
 
-  run_batch (workers, parse_part, workers->parts, sizeof (ParsePart), n_parts);
+  /* The calling thread parses the first share, the pool the others. */
+  if (n_parts > 1)
+    push_jobs (workers, workers->parts + 1, sizeof (ParsePart), n_parts - 1, &workers->parts_pending,
+               n_parts - 1);
+  parse_part (&workers->parts[0]);
+  wait_jobs (workers, &workers->parts_pending);
 
   problem->reason = NULL;
   for (guint i = 0; i < n_parts; i++)

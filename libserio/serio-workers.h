@@ -38,7 +38,7 @@ const char   *_serio_last_comma           (const char         *p,
 SerioWorkers *_serio_workers_new          (void);
 void          _serio_workers_free         (SerioWorkers       *workers);
 
-/* A block of values that a thread formats into @out. */
+/* A block of values that a thread formatted into @out. */
 typedef struct
 {
   const double *values;
@@ -48,16 +48,25 @@ typedef struct
   gsize         len;            /* the bytes formatted */
 } SerioFormatBlock;
 
-/* Formats @n_blocks blocks of @block_values values each, the first
- * starting at @values, with one thread per block. A comma goes before
- * every token but the very first when !@leading_comma. Returns the blocks,
- * owned by @workers and valid until its next call. */
-const SerioFormatBlock *
-              _serio_workers_format       (SerioWorkers       *workers,
+/* Takes the formatted blocks in order, on the calling thread; returns
+ * %FALSE to stop. */
+typedef gboolean (*SerioBlockSink) (const SerioFormatBlock *block,
+                                    gpointer                user_data);
+
+/* Formats the whole blocks of @block_values values at the start of the
+ * @n_values at @values with up to @n_threads threads and hands them to
+ * @sink in order, while the threads format the next ones. A comma goes
+ * before every token but the very first when !@leading_comma. Returns the
+ * number of values handed over: every whole block, or fewer when @sink
+ * stopped. The tail of fewer than @block_values values is the caller's. */
+gsize         _serio_workers_format       (SerioWorkers       *workers,
                                            const double       *values,
+                                           gsize               n_values,
                                            gsize               block_values,
-                                           guint               n_blocks,
-                                           gboolean            leading_comma);
+                                           guint               n_threads,
+                                           gboolean            leading_comma,
+                                           SerioBlockSink      sink,
+                                           gpointer            user_data);
 
 /* Parses the tokens of [s, span_end), which ends at a comma or at the end
  * of a line and holds no more tokens than @values has room for, with up

@@ -702,9 +702,25 @@ write_block (SerioWriter             *self,
   return TRUE;
 }
 
-/* Formats whole blocks of @values with @n_threads threads, in rounds of
- * one block per thread, and writes them out in order. Returns the number
- * of values written, or G_MAXSIZE on an error. */
+typedef struct
+{
+  SerioWriter   *self;
+  GCancellable  *cancellable;
+  GError       **error;
+} BlockSink;
+
+static gboolean
+write_formatted_block (const SerioFormatBlock *block,
+                       gpointer                user_data)
+{
+  BlockSink *sink = user_data;
+
+  return write_block (sink->self, block, sink->cancellable, sink->error);
+}
+
+/* Formats the whole blocks of @values with @n_threads threads, which format
+ * the next blocks while this one writes the last ones out in order.
+ * Returns the number of values written, or G_MAXSIZE on an error. */
 static gsize
 put_values_parallel (SerioWriter   *self,
                      const double  *values,
@@ -713,7 +729,8 @@ put_values_parallel (SerioWriter   *self,
                      GCancellable  *cancellable,
                      GError       **error)
 {
-  gsize done = 0;
+  BlockSink sink = { self, cancellable, error };
+  gsize done;
 
   if (!flush (self, cancellable, error))
     return G_MAXSIZE;
@@ -721,22 +738,14 @@ put_values_parallel (SerioWriter   *self,
   if (self->workers == NULL)
     self->workers = _serio_workers_new ();
 
-  while (n_values - done >= 2 * BLOCK_VALUES)
-    {
-      guint n_blocks = MIN (n_threads, (n_values - done) / BLOCK_VALUES);
-      const SerioFormatBlock *blocks = _serio_workers_format (self->workers, values + done, BLOCK_VALUES,
-                                                              n_blocks, !(self->first_value && done == 0));
+  done = _serio_workers_format (self->workers, values, n_values, BLOCK_VALUES, n_threads,
+                                !self->first_value, write_formatted_block, &sink);
+  if (self->state == STATE_BROKEN)
+    return G_MAXSIZE;
 
-      for (guint i = 0; i < n_blocks; i++)
-        {
-          if (!write_block (self, &blocks[i], cancellable, error))
-            return G_MAXSIZE;
-        }
-
-      self->first_value = FALSE;
-      self->n_missing -= (gsize) n_blocks * BLOCK_VALUES;
-      done += (gsize) n_blocks * BLOCK_VALUES;
-    }
+  if (done > 0)
+    self->first_value = FALSE;
+  self->n_missing -= done;
 
   return done;
 }

@@ -144,5 +144,34 @@ test('too many values is an error that writes nothing', () => {
     assert(new TextDecoder().decode(stream.steal_as_bytes().toArray()) === 'v1|w|1|2\n', 'text');
 });
 
+test('a writer for a file replaces it on close, and only then', () => {
+    const dir = GLib.dir_make_tmp('serio-gjs-XXXXXX');
+    const path = GLib.build_filenamev([dir, 'model.serio']);
+    const file = Gio.File.new_for_path(path);
+    const old = new TextEncoder().encode('v1|old|1|1\n');
+    file.replace_contents(old, null, false, Gio.FileCreateFlags.NONE, null);
+
+    // dropped before close (disposed, as the last unref does): the old
+    // file stays
+    const dropped = Serio.Writer.new_for_file(file, Serio.SaveFlags.NONE, null);
+    dropped.begin_array('big', VALUES.length, null);
+    dropped.add_bytes(bytesOf(VALUES.subarray(0, 1000)), null);
+    dropped.run_dispose();
+    let [, now] = file.load_contents(null);
+    assert(new TextDecoder().decode(now) === 'v1|old|1|1\n', 'old file kept');
+
+    const writer = Serio.Writer.new_for_file(file, Serio.SaveFlags.NONE, null);
+    writer.write_array('small', [0.5, -0, Infinity], null);
+    writer.begin_array('big', VALUES.length, null);
+    for (let start = 0; start < VALUES.length; start += 7000)
+        writer.add_bytes(bytesOf(VALUES.subarray(start, start + 7000)), null);
+    writer.close(null);
+    [, now] = file.load_contents(null);
+    const expected = writeText(true).toArray();
+    assert(now.length === expected.length && now.every((b, i) => b === expected[i]), 'sealed file');
+    file.delete(null);
+    Gio.File.new_for_path(dir).delete(null);
+});
+
 print(`1..${nTests}`);
 System.exit(nFailed > 0 ? 1 : 0);

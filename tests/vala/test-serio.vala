@@ -244,6 +244,44 @@ static void test_files_async ()
     }
 }
 
+static void test_writer_for_file ()
+{
+  Test.summary ("Serio.Writer.for_file throws like other GIO constructors and "
+                + "writes what the bundle's save writes");
+
+  var bundle = new Serio.Bundle ();
+  bundle.append ("w", doubles_from_bits (SPECIAL_BITS));
+
+  try
+    {
+      var dir = DirUtils.make_tmp ("serio-vala-XXXXXX");
+      var file = File.new_build_filename (dir, "w.serio");
+      var writer = new Serio.Writer.for_file (file, Serio.SaveFlags.NONE, null);
+
+      writer.write_array ("w", doubles_from_bits (SPECIAL_BITS), null);
+      writer.close (null);
+      uint8[] contents;
+      file.load_contents (null, out contents, null);
+      assert_cmpmem (contents, bundle.to_sealed_bytes ().get_data ());
+      file.delete ();
+
+      try
+        {
+          new Serio.Writer.for_file (File.new_build_filename (dir, "none", "w.serio"),
+                                     Serio.SaveFlags.PLAIN, null);
+          assert_not_reached ();
+        }
+      catch (IOError.NOT_FOUND e)
+        {
+        }
+      DirUtils.remove (dir);
+    }
+  catch (GLib.Error e)
+    {
+      assert_no_error (e);
+    }
+}
+
 static void test_values_are_a_copy ()
 {
   Test.summary ("get_values gives Vala an owned copy: writing into it leaves "
@@ -314,6 +352,7 @@ int main (string[] args)
   Test.add_func ("/vala/bytes", test_bytes);
   Test.add_func ("/vala/files-async", test_files_async);
   Test.add_func ("/vala/values-are-a-copy", test_values_are_a_copy);
+  Test.add_func ("/vala/writer-for-file", test_writer_for_file);
   Test.add_func ("/vala/shapes", test_shapes);
   return Test.run ();
 }
