@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
-# Serio.py: PyGObject overrides that give Serio.Bundle the Python protocols
+# Serio.py: PyGObject overrides that give Serio.Bundle and Serio.Reader the
+# Python protocols
 #
 # Copyright 2026 The libserio authors
 
@@ -22,6 +23,23 @@ Module functions, like ``np.savez``/``np.load`` and ``torch.save``/
 
 Every array keeps its shape (in its name, as ``w[256x128]``) and its data
 type (in a small ``serio.dtypes`` array, see :func:`save`), bit for bit.
+
+They stream: :func:`save` writes each array in pieces through
+``Serio.Writer.new_for_file()`` (the old file is kept if anything fails
+midway), and :func:`load` reads each array straight into its ndarray
+through a ``Serio.Reader``, so that neither the text nor a second copy of
+the arrays is in memory. To go through a large file array by array::
+
+    with Serio.iter_arrays("model.serio") as arrays:   # as load() gives them
+        for name, array in arrays:
+            ...
+    small = Serio.load("model.serio", names=["fc.bias"])   # skips the rest
+    with Serio.Reader.open("model.serio") as reader:   # raw float64 arrays
+        for name, array in reader:
+            ...
+
+What an iteration gives is provisional until it ends without an exception:
+a truncated or damaged file raises ``GLib.Error`` where it is found.
 
 A bundle reads like a read-only mapping from names to lists of floats, in
 bundle order::
@@ -60,6 +78,7 @@ Semantics worth knowing:
 
 import collections
 import collections.abc
+import math
 import os
 import sys
 
@@ -89,6 +108,13 @@ _CODE_OF_DTYPE = {name: code for code, name in enumerate(_DTYPE_CODES)}
 
 # Integers of 64 bits beyond this lose bits as float64.
 _MAX_EXACT_INT = 2 ** 53
+
+# The names of the records of a seal, which no array can have.
+_RESERVED_NAMES = ('serio.sealed', 'serio.seal')
+
+# How many values save() converts and writes, and load() reads, at a time:
+# 8 MiB as float64.
+_CHUNK_VALUES = 1 << 20
 
 
 def _import_numpy(method):
@@ -219,78 +245,351 @@ def _append_float64(bundle, name, array, keep_name=False):
         bundle.append_bytes_with_shape(name, list(array.shape), data)
 
 
-def _bundle_of_arrays(items):
-    """A bundle of (name, value) pairs, with serio.dtypes when needed."""
-    numpy = _import_numpy('Serio.save()')
+def _stored_name(name, shape):
+    """The stored name of an array saved under the key name: a 1-D array
+    keeps the plain name unless it ends in ']', any other shape gets its
+    suffix, so that the base name is always the whole key."""
+    if len(shape) == 1 and not name.endswith(']'):
+        return name
+    return '%s[%s]' % (name, 'x'.join(str(int(dim)) for dim in shape))
+
+
+def _source_of(numpy, name, value):
+    """(array or tensor, dtype name, shape) for one value to save, checked
+    but not converted: the float64 conversion is done piece by piece while
+    writing.
+
+    Raises what :func:`_float64_of` raises, for the same values, without
+    a copy of the values (the range check of 64-bit integers is a min and
+    a max).
+    """
+    torch = sys.modules.get('torch')
+    if torch is not None and isinstance(value, torch.Tensor):
+        dtype = str(value.dtype).replace('torch.', '')
+        if dtype not in _CODE_OF_DTYPE:
+            raise TypeError('%r: %s tensors cannot be stored exactly as float64'
+                            % (name, value.dtype))
+        tensor = value.detach()
+        if dtype in ('int64', 'uint64') and tensor.numel() > 0:
+            if int(tensor.max()) > _MAX_EXACT_INT or int(tensor.min()) < -_MAX_EXACT_INT:
+                raise ValueError('%r: %s values beyond 2**53 cannot be stored '
+                                 'exactly as float64' % (name, value.dtype))
+        return tensor, dtype, tuple(tensor.shape)
+    if isinstance(value, str):
+        raise TypeError('%r: a str is not an array of numbers' % (name,))
+    array = numpy.asarray(value)
+    kind = array.dtype.kind
+    if kind not in 'fiub' or array.dtype.itemsize > 8:
+        raise TypeError('%r: %s values cannot be stored exactly as float64'
+                        % (name, array.dtype))
+    dtype = array.dtype.name
+    if kind in 'iu' and array.dtype.itemsize == 8 and array.size > 0:
+        if int(array.max()) > _MAX_EXACT_INT or (kind == 'i' and int(array.min()) < -_MAX_EXACT_INT):
+            raise ValueError('%r: %s values beyond 2**53 cannot be stored '
+                             'exactly as float64' % (name, dtype))
+    return array, dtype, array.shape
+
+
+def _pieces(array, limit):
+    """Yield views of array (an ndarray or a tensor, any layout) that
+    together hold its values in C order, each of at most limit values
+    (unless one row of the last dimension is longer): slices of the first
+    dimension, of one of its rows when a row is too long."""
+    if len(array.shape) <= 1:
+        flat = array.reshape(-1)
+        for start in range(0, flat.shape[0], limit):
+            yield flat[start:start + limit]
+        return
+    row = math.prod(array.shape[1:])
+    if row == 0:
+        return
+    if row <= limit:
+        step = limit // row
+        for start in range(0, array.shape[0], step):
+            yield array[start:start + step]
+        return
+    for index in range(array.shape[0]):
+        yield from _pieces(array[index], limit)
+
+
+def _float64_bytes(numpy, piece):
+    """The values of a piece as native float64 bytes in C order."""
+    torch = sys.modules.get('torch')
+    if torch is not None and isinstance(piece, torch.Tensor):
+        piece = piece.to(device='cpu', dtype=torch.float64).contiguous().numpy()
+    return numpy.ascontiguousarray(piece, dtype=numpy.float64).tobytes()
+
+
+def _abandon(writer):
+    """Close writer as cancelled: a file being replaced keeps its old
+    contents, and the temporary file is removed at once (not whenever the
+    last reference goes, which a traceback may hold)."""
+    cancelled = Gio.Cancellable()
+    cancelled.cancel()
+    try:
+        writer.close(cancelled)
+    except GLib.Error:
+        pass
+
+
+def _save_arrays(path, items, method):
+    """Save (name, value) pairs to path through a writer of the file.
+
+    Every value is checked first; the file is only touched once all are
+    known to be storable. Each array is then written piece by piece
+    (_CHUNK_VALUES values converted to float64 at a time), so that the
+    memory needed is bounded whatever the size of the arrays. On any
+    exception while writing, the writer is abandoned and the file keeps
+    its old contents.
+    """
+    file = _as_file(path)
+    numpy = _import_numpy(method)
     arrays = []
     for name, value in items:
         _check_name(name)
+        # PyGObject would raise this while writing: raise it before.
+        name.encode('utf-8')
         if name == DTYPES_NAME:
             raise ValueError('%r is reserved for the data types' % (name,))
         if isinstance(value, str):
-            array = numpy.array([ord(c) for c in value], dtype=numpy.float64)
-            arrays.append((name, array, 'str'))
+            source = numpy.array([ord(c) for c in value], dtype=numpy.float64)
+            arrays.append((name, source, 'str', source.shape))
             continue
-        array, dtype = _float64_of(numpy, name, value)
-        arrays.append((name, array, dtype))
+        source, dtype, shape = _source_of(numpy, name, value)
+        if len(shape) > Serio.SHAPE_MAX_DIMS:
+            raise ValueError('%r: %d dimensions, more than %d' % (
+                name, len(shape), Serio.SHAPE_MAX_DIMS))
+        if _stored_name(name, shape) in _RESERVED_NAMES:
+            raise ValueError('%r is reserved for the seal of a text' % (name,))
+        arrays.append((name, source, dtype, shape))
 
-    bundle = Bundle.new()
-    if any(dtype != 'float64' for _, _, dtype in arrays):
-        bundle.append(DTYPES_NAME, [float(_CODE_OF_DTYPE[dtype])
-                                    for _, _, dtype in arrays])
-    for name, array, _ in arrays:
-        # The keys come back from load() as base names: keep them whole.
-        _append_float64(bundle, name, array, keep_name=True)
-    return bundle
+    writer = Serio.Writer.new_for_file(file, Serio.SaveFlags.NONE, None)
+    try:
+        if any(dtype != 'float64' for _, _, dtype, _ in arrays):
+            codes = numpy.array([_CODE_OF_DTYPE[dtype] for _, _, dtype, _ in arrays],
+                                dtype=numpy.float64)
+            writer.write_bytes(DTYPES_NAME, GLib.Bytes.new(codes.tobytes()), None)
+        for name, source, _, shape in arrays:
+            writer.begin_array(_stored_name(name, shape), math.prod(shape), None)
+            for piece in _pieces(source, _CHUNK_VALUES):
+                writer.add_bytes(GLib.Bytes.new(_float64_bytes(numpy, piece)), None)
+    except BaseException:
+        _abandon(writer)
+        raise
+    # Puts the new file in place, or keeps the old one and raises.
+    writer.close(None)
 
 
-def _dtypes_of(bundle):
-    """The dtype name of each array of bundle, and the first data index."""
-    n_arrays = bundle.get_n_arrays()
-    if n_arrays == 0 or bundle.get_name(0) != DTYPES_NAME:
-        return ['float64'] * n_arrays, 0
-    codes = bundle.get_values(0)
-    if len(codes) != n_arrays - 1 or not all(
-            code in range(len(_DTYPE_CODES)) for code in codes):
+def _dtype_names(numpy, codes):
+    """The dtype names that the values of serio.dtypes code."""
+    known = (codes >= 0) & (codes < len(_DTYPE_CODES)) & (numpy.floor(codes) == codes)
+    if not known.all():
         raise ValueError('%r does not list one known data type code per array'
                          % (DTYPES_NAME,))
-    return [None] + [_DTYPE_CODES[int(code)] for code in codes], 1
+    return [_DTYPE_CODES[int(code)] for code in codes]
 
 
-def _arrays_of(bundle, method):
-    """Yield (base name, float64 ndarray in its shape, dtype name)."""
-    numpy = _import_numpy(method)
-    dtypes, first = _dtypes_of(bundle)
-    for index in range(first, bundle.get_n_arrays()):
-        values = numpy.frombuffer(bundle.get_bytes(index).get_data(),
-                                  dtype=numpy.float64)
-        yield (bundle.get_base_name(index),
-               values.reshape(bundle.get_shape(index)), dtypes[index])
+def _same_bits(numpy, a, b):
+    return numpy.array_equal(a.view(numpy.uint64), b.view(numpy.uint64))
 
 
-def _checked_numpy(numpy, name, array, dtype):
-    """array (float64) as dtype, a new writable array; ValueError naming
-    the key if a value does not fit the type exactly."""
-    if dtype == 'float64':
-        return array.copy()
+def _reader_of(numpy, name, dtype):
+    """(storage dtype, converter) to read an array saved as dtype.
+
+    The converter takes a piece of float64 values and returns them in the
+    storage type, or raises ValueError naming the key when a value does not
+    fit the type exactly; None for float64 (and texts, kept as float64 code
+    points). bfloat16 values are stored as their 16 bits (uint16), which
+    become a tensor at the end.
+    """
+    if dtype in ('float64', 'str'):
+        return numpy.float64, None
+
+    def misfit():
+        return ValueError('%r: the values do not fit its data type, %s' % (name, dtype))
+
+    if dtype == 'bfloat16':
+        def convert(part):
+            with numpy.errstate(all='ignore'):
+                single = part.astype(numpy.float32)
+            bits = single.view(numpy.uint32)
+            # A bfloat16 is the high half of a float32.
+            if (bits & 0xffff).any() or not _same_bits(numpy, single.astype(numpy.float64), part):
+                raise misfit()
+            return (bits >> 16).astype(numpy.uint16)
+        return numpy.uint16, convert
+
+    def convert(part):
+        with numpy.errstate(all='ignore'):
+            converted = part.astype(dtype)
+            back = converted.astype(numpy.float64)
+        if not _same_bits(numpy, back, part):
+            raise misfit()
+        return converted
+    return numpy.dtype(dtype), convert
+
+
+def _read_values(numpy, reader, storage=None, convert=None, cancellable=None):
+    """The values of the current array that were not read yet, as a new
+    flat ndarray of storage (float64 by default), read in pieces of
+    _CHUNK_VALUES values and, with convert, converted piece by piece.
+
+    The count comes from the text: the array grows with the values that
+    really come, at most to twice as many as have come, never to the count
+    alone. It grows in place (ndarray.resize(), a realloc(), which moves
+    large blocks without a copy), so that the peak is about the array
+    itself plus one piece.
+    """
+    count = reader.get_n_left()
+    room = min(count, _CHUNK_VALUES)
+    values = numpy.empty(room, dtype=numpy.float64 if storage is None else storage)
+    filled = 0
+    while True:
+        data = reader.read_bytes(_CHUNK_VALUES, cancellable).get_data()
+        if not data:
+            break
+        part = numpy.frombuffer(data, dtype=numpy.float64)
+        if convert is not None:
+            part = convert(part)
+        end = filled + part.shape[0]
+        if end > room:
+            room = min(count, max(end, 2 * room))
+            values.resize(room, refcheck=False)
+        values[filled:end] = part
+        filled = end
+        del data, part
+    if filled != room:
+        values.resize(filled, refcheck=False)
+    return values
+
+
+def _discard_values(reader, cancellable=None):
+    """Parse what is left of the current array and drop it: unlike
+    skip_array(), this validates the values of a plain text too."""
+    while reader.read_bytes(_CHUNK_VALUES, cancellable).get_size() > 0:
+        pass
+
+
+def _with_file_name(file, error):
+    """A Serio.Error as Bundle.from_file() reports it, after the name of
+    the file; any other error as it is."""
+    if not error.matches(Serio.error_quark(), error.code):
+        return error
+    return GLib.Error.new_literal(Serio.error_quark(),
+                                  '%s: %s' % (file.get_parse_name(), error.message),
+                                  error.code)
+
+
+def _names_filter(names):
+    """names as a list of str without repeats, or None."""
+    if names is None:
+        return None
+    if isinstance(names, str):
+        raise TypeError('names is a collection of str, not a str: '
+                        'pass [%r] for one name' % (names,))
+    wanted = []
+    for name in names:
+        _require_str(name)
+        if name not in wanted:
+            wanted.append(name)
+    return wanted
+
+
+def _typed_arrays(numpy, file, stream, finish, names=None, first_only=True,
+                  cancellable=None):
+    """Yield (base name, finish(name, values, dtype)) for the arrays of the
+    text in stream, read through a Serio.Reader, with the data types of
+    serio.dtypes applied; values is a new ndarray in its shape, of the
+    storage type of dtype (see _reader_of).
+
+    With first_only, of the arrays that share a base name only the first
+    is given. With names (a list of base names), the arrays whose base
+    names are not in it are skipped without being parsed, and KeyError
+    names the ones that the text does not hold. Without names, the values
+    of every array are parsed, those of arrays not given too, so that the
+    text is validated as Bundle.from_file() validates it.
+
+    Errors come in the order of Bundle.from_file() and of the old, whole
+    bundle load: when a value does not fit its type (ValueError) the rest
+    of the text is still read, so that a text that is not valid raises its
+    GLib.Error rather than the ValueError, and a serio.dtypes that does not
+    list one code per array raises before any error about a value. The
+    stream is closed at the end, and when the generator is closed.
+    """
+    wanted = None if names is None else set(names)
+    try:
+        reader = Reader.new(stream)
+        dtypes = None
+        dtypes_error = None
+        failure = None
+        n_arrays = 0
+        seen = set()
+        first = True
+        while reader.next(cancellable):
+            if first and reader.get_name() == DTYPES_NAME:
+                first = False
+                codes = _read_values(numpy, reader, cancellable=cancellable)
+                try:
+                    dtypes = _dtype_names(numpy, codes)
+                except ValueError as error:
+                    dtypes_error = error
+                continue
+            first = False
+            position = n_arrays
+            n_arrays += 1
+            if dtypes is not None and position >= len(dtypes):
+                dtypes_error = ValueError('%r does not list one known data type '
+                                          'code per array' % (DTYPES_NAME,))
+            base = reader.get_base_name()
+            skip = (failure is not None or dtypes_error is not None
+                    or (first_only and base in seen)
+                    or (wanted is not None and base not in wanted))
+            if skip:
+                if names is None:
+                    _discard_values(reader, cancellable)
+                continue
+            seen.add(base)
+            dtype = 'float64' if dtypes is None else dtypes[position]
+            try:
+                storage, convert = _reader_of(numpy, base, dtype)
+                values = _read_values(numpy, reader, storage, convert, cancellable)
+                values.shape = tuple(reader.get_shape())
+                value = finish(base, values, dtype)
+            except (TypeError, ValueError, ImportError) as error:
+                failure = error
+                if names is None:
+                    _discard_values(reader, cancellable)
+                continue
+            del values
+            yield base, value
+            del value
+        if dtypes is not None and n_arrays != len(dtypes):
+            dtypes_error = ValueError('%r does not list one known data type '
+                                      'code per array' % (DTYPES_NAME,))
+        if dtypes_error is not None:
+            raise dtypes_error
+        if failure is not None:
+            raise failure
+        if names is not None:
+            missing = [name for name in names if name not in seen]
+            if missing:
+                raise KeyError('%s not in %s' % (', '.join(map(repr, missing)),
+                                                 file.get_parse_name()))
+    except GLib.Error as error:
+        raise _with_file_name(file, error) from None
+    finally:
+        stream.close(None)
+
+
+def _numpy_value(numpy, name, values, dtype):
+    """What load() gives for an array: an ndarray, a str for a text, a
+    tensor for bfloat16."""
+    if dtype == 'str':
+        return _string_of(name, values)
     if dtype == 'bfloat16':
         torch = _import_torch('an array saved as bfloat16')
-        return _checked_tensor(torch, name, array, dtype)
-    converted = array.astype(dtype)
-    if converted.astype(numpy.float64).tobytes() != array.tobytes():
-        raise ValueError('%r: the values do not fit its data type, %s'
-                         % (name, dtype))
-    return converted
-
-
-def _checked_tensor(torch, name, array, dtype):
-    tensor = torch.from_numpy(array.copy())
-    converted = tensor.to(getattr(torch, dtype))
-    if not torch.equal(converted.to(torch.float64).view(torch.int64),
-                       tensor.view(torch.int64)):
-        raise ValueError('%r: the values do not fit its data type, %s'
-                         % (name, dtype))
-    return converted
+        return torch.from_numpy(values.view(numpy.int16)).view(torch.bfloat16)
+    return values
 
 
 def _string_of(name, array):
@@ -300,17 +599,100 @@ def _string_of(name, array):
         raise ValueError('%r: not a text: %s' % (name, error)) from error
 
 
+class _ArrayIterator:
+    """The iterator of :func:`iter_arrays`: (name, value) pairs, and a
+    context manager whose exit (or close()) closes the file."""
+
+    def __init__(self, pairs, stream):
+        self._pairs = pairs
+        self._stream = stream
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        """Return the next (name, value) pair; StopIteration once the whole
+        file was read and found valid."""
+        return next(self._pairs)
+
+    def close(self):
+        """Stop reading and close the file."""
+        self._pairs.close()
+        # A generator that never started does not run its finally.
+        self._stream.close(None)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        self.close()
+        return False
+
+
+def iter_arrays(path, names=None, cancellable=None):
+    """Iterate over the arrays of a file as ``(name, array)`` pairs, as
+    :func:`load` would give them, reading the file array by array.
+
+    path is a ``str``, an ``os.PathLike`` or a ``Gio.File``, opened at
+    once. Each pair is a base name (``w`` for ``w[2x3]``) and a new,
+    writable ndarray in its shape and data type (see :func:`load`: a text
+    comes as a ``str``, a bfloat16 array as a PyTorch tensor), in file
+    order; of two arrays with the same base name only the first is given.
+    Only one array is in memory at a time, in its own data type (a float32
+    array takes 4 bytes a value), plus the reader's buffers, a few
+    megabytes: a file may be far larger than the memory.
+
+    With names (a collection of ``str``), only the arrays of those base
+    names are given; the others are skipped **without being parsed**, so
+    that finding a few arrays in a large file costs little more than
+    reading its bytes. In a plain (unsealed) file a damaged value in a
+    skipped array then goes unnoticed; a sealed file is still verified
+    whole. After the last pair, KeyError names the wanted names that the
+    file does not hold.
+
+    **The pairs are provisional until the iteration ends**: a truncated or
+    damaged file, or one whose seal does not match, raises ``GLib.Error``
+    (``Serio.Error`` codes, the message after the file name, as
+    ``Bundle.from_file()`` gives) where the reader finds the problem,
+    possibly after some pairs were given, and only a loop that ended
+    without an exception read a valid file. A value that does not fit its
+    data type raises ValueError naming the key, once the rest of the file
+    was read and found valid.
+
+    The result is an iterator and a context manager: leaving a ``with``
+    block, or ``close()``, closes the file before the end::
+
+        with Serio.iter_arrays("model.serio") as arrays:
+            for name, array in arrays:
+                ...
+    """
+    return _open_arrays(path, names, cancellable, 'Serio.iter_arrays()')
+
+
+def _open_arrays(path, names, cancellable, method):
+    """iter_arrays(), with the name of the calling function for an
+    ImportError."""
+    numpy = _import_numpy(method)
+    names = _names_filter(names)
+    file = _as_file(path)
+    stream = file.read(cancellable)
+    return _ArrayIterator(_typed_arrays(
+        numpy, file, stream,
+        lambda name, values, dtype: _numpy_value(numpy, name, values, dtype),
+        names=names, cancellable=cancellable), stream)
+
+
 def save(path, arrays):
     """Save a mapping of names to arrays to path, like ``numpy.savez``.
 
     path is a ``str``, an ``os.PathLike`` or a ``Gio.File``; the file is
-    replaced atomically by ``Bundle.save_to_file()``. arrays maps each name
-    (a ``str``) to a NumPy array of any shape (0-d included), a PyTorch
-    tensor, a number or a sequence of numbers. Each is stored as float64
-    with its shape in its name (``w[2x3]``; a 1-D array keeps its plain
-    name, unless the name ends in ``]``: ``w[3]`` is stored as ``w[3][3]``)
-    and comes back from :func:`load`, under its key, with its shape and
-    data type:
+    replaced atomically, as by ``Bundle.save_to_file()``, through a
+    ``Serio.Writer.new_for_file()``. arrays maps each name (a ``str``) to
+    a NumPy array of any shape (0-d included), a PyTorch tensor, a number
+    or a sequence of numbers. Each is stored as float64 with its shape in
+    its name (``w[2x3]``; a 1-D array keeps its plain name, unless the name
+    ends in ``]``: ``w[3]`` is stored as ``w[3][3]``) and comes back from
+    :func:`load`, under its key, with its shape and data type:
 
     * floats of 16, 32 and 64 bits and bfloat16, integers of up to 64 bits
       and booleans are stored exactly; an integer beyond ±2**53, a complex,
@@ -318,6 +700,14 @@ def save(path, arrays):
       naming its key;
     * when an array is not float64, the first array of the file,
       ``serio.dtypes``, lists one data type code per other array.
+
+    Every array is checked before the file is touched. The arrays are then
+    written one after the other, converted to float64 a million values at
+    a time, so that saving needs a few tens of megabytes beyond the arrays
+    themselves, whatever their size and data type, and the text is never
+    in memory. If anything fails while writing (a tensor that cannot be
+    copied, a full disk, a ``KeyboardInterrupt``), the file keeps its old
+    contents, or stays absent.
     """
     _as_file(path)
     if not isinstance(arrays, collections.abc.Mapping):
@@ -326,10 +716,10 @@ def save(path, arrays):
     for name, value in arrays.items():
         if isinstance(value, str):
             raise TypeError('%r: a str is not an array of numbers' % (name,))
-    _bundle_of_arrays(arrays.items()).save_to_file(path)
+    _save_arrays(path, arrays.items(), 'Serio.save()')
 
 
-def load(path):
+def load(path, names=None):
     """Load the arrays of a file as a dict of name → ndarray, like
     ``numpy.load``.
 
@@ -339,21 +729,22 @@ def load(path):
     (see :func:`save`), in its data type (float64 otherwise). Of two arrays
     with the same base name, the first wins, as for ``Bundle.lookup()``.
 
+    With names (a collection of ``str``), only the arrays of those base
+    names are loaded; the others are skipped without being parsed (see
+    :func:`iter_arrays`: in a plain file, damage in a skipped array goes
+    unnoticed), and KeyError names those the file does not hold.
+
+    The file is read array by array (see :func:`iter_arrays`), each array
+    straight into its own ndarray, so that loading needs memory for the
+    arrays, in their data types, and a few megabytes more: neither the
+    text nor a float64 copy of the arrays is held.
+
     Raises GLib.Error for a file that cannot be read or is not valid v1
     text, and ValueError naming the key for a value that does not fit its
     recorded data type.
     """
-    numpy = _import_numpy('Serio.load()')
-    bundle = Bundle.from_file(path)
-    result = {}
-    for name, array, dtype in _arrays_of(bundle, 'Serio.load()'):
-        if name in result:
-            continue
-        if dtype == 'str':
-            result[name] = _string_of(name, array)
-        else:
-            result[name] = _checked_numpy(numpy, name, array, dtype)
-    return result
+    with _open_arrays(path, names, None, 'Serio.load()') as arrays:
+        return dict(arrays)
 
 
 def save_torch(path, model):
@@ -366,6 +757,8 @@ def save_torch(path, model):
     tensors, and integer and boolean buffers, bit for bit. A tensor that
     cannot come back exactly (an int64 beyond ±2**53, a complex tensor)
     raises ValueError or TypeError naming it, before anything is written.
+    Tensors are converted to float64 piece by piece, on their device, and
+    copied to the CPU a piece at a time, as :func:`save` does.
     """
     _import_torch('Serio.save_torch()')
     state = model.state_dict() if hasattr(model, 'state_dict') else model
@@ -373,7 +766,7 @@ def save_torch(path, model):
         raise TypeError('save_torch() needs a module or a state_dict, not %s'
                         % type(model).__name__)
     _as_file(path)
-    _bundle_of_arrays(state.items()).save_to_file(path)
+    _save_arrays(path, state.items(), 'Serio.save_torch()')
 
 
 def load_torch(path, model=None):
@@ -382,21 +775,22 @@ def load_torch(path, model=None):
     Returns the ``state_dict`` (an ``OrderedDict`` of name → tensor, each in
     its shape and data type, on the CPU) or, when model is given, loads it
     into model with ``model.load_state_dict()`` (strict: every key must
-    match) and returns model.
+    match) and returns model. The file is read as by :func:`load`, each
+    tensor sharing the memory of the array it was read into.
     """
     torch = _import_torch('Serio.load_torch()')
     numpy = _import_numpy('Serio.load_torch()')
-    bundle = Bundle.from_file(path)
-    state = collections.OrderedDict()
-    for name, array, dtype in _arrays_of(bundle, 'Serio.load_torch()'):
-        if name in state:
-            continue
+
+    def finish(name, values, dtype):
         if dtype == 'str':
             raise ValueError('%r: a text is not a tensor' % (name,))
-        if dtype in ('bfloat16',):
-            state[name] = _checked_tensor(torch, name, array, dtype)
-        else:
-            state[name] = torch.from_numpy(_checked_numpy(numpy, name, array, dtype))
+        if dtype == 'bfloat16':
+            return torch.from_numpy(values.view(numpy.int16)).view(torch.bfloat16)
+        return torch.from_numpy(values)
+
+    file = _as_file(path)
+    state = collections.OrderedDict(
+        _typed_arrays(numpy, file, file.read(None), finish))
     if model is None:
         return state
     model.load_state_dict(state)
@@ -425,10 +819,10 @@ def save_estimator(path, estimator):
     are ``None`` are left out. Any other value (an object) raises TypeError
     naming the attribute: such an estimator cannot be saved as numbers.
     The hyper-parameters are not saved: they are code, not data (see
-    :func:`load_estimator`).
+    :func:`load_estimator`). The file is written as by :func:`save`.
     """
     _as_file(path)
-    _bundle_of_arrays(_fitted_attributes(estimator)).save_to_file(path)
+    _save_arrays(path, _fitted_attributes(estimator), 'Serio.save_estimator()')
 
 
 def load_estimator(path, estimator):
@@ -444,18 +838,24 @@ def load_estimator(path, estimator):
     ``partial_fit()``, pass an estimator that one ``partial_fit()`` call
     has set up (``MLPClassifier(...).partial_fit(x[:1], y[:1],
     classes=classes)``), whose private state the loaded attributes then
-    complete.
+    complete. The file is read as by :func:`load`, but every array is
+    set, in file order: of two with the same name, the last wins. Nothing
+    is set on estimator unless the whole file is valid.
     """
     numpy = _import_numpy('Serio.load_estimator()')
-    bundle = Bundle.from_file(path)
+
+    def finish(name, values, dtype):
+        value = _numpy_value(numpy, name, values, dtype)
+        # An ndarray or a bfloat16 tensor; a str has no ndim.
+        if getattr(value, 'ndim', None) == 0:
+            value = value.item()
+        return value
+
+    file = _as_file(path)
+    attributes = list(_typed_arrays(numpy, file, file.read(None), finish,
+                                    first_only=False))
     lists = {}
-    for name, array, dtype in _arrays_of(bundle, 'Serio.load_estimator()'):
-        if dtype == 'str':
-            value = _string_of(name, array)
-        else:
-            value = _checked_numpy(numpy, name, array, dtype)
-            if value.ndim == 0:
-                value = value.item()
+    for name, value in attributes:
         attribute, dot, item = name.rpartition('.')
         if dot and item.isdigit() and attribute.endswith('_'):
             lists.setdefault(attribute, []).append((int(item), value))
@@ -471,6 +871,88 @@ def checksum_bytes(data):
     does, for ``GLib.Bytes``, ``bytes``, ``bytearray`` or a ``memoryview``.
     """
     return Serio.checksum_bytes(_as_bytes(data))
+
+
+class Reader(Serio.Reader):
+    """Reads v1 text from a Gio.InputStream array by array, with bounded
+    memory; see the C documentation of Serio.Reader.
+
+    On top of the C API, a reader opens a path (:meth:`open`), reads the
+    current array into an ndarray (:meth:`read_array`), iterates over
+    ``(base name, float64 ndarray)`` pairs and is a context manager that
+    closes its stream::
+
+        with Serio.Reader.open("model.serio") as reader:
+            for name, array in reader:
+                ...
+            assert reader.get_finished()
+
+    Iteration is the raw view of the text: every array, ``serio.dtypes``
+    and repeated base names included, as float64 (``reader.get_name()``
+    gives the stored name of the array just given). :func:`iter_arrays`
+    and :func:`load` apply the data types. What a reader gives is
+    provisional until the iteration ends without an exception.
+    """
+
+    @classmethod
+    def open(cls, file, cancellable=None):
+        """Return a reader of a file given as a str, an os.PathLike or a
+        Gio.File, opened at once (GLib.Error if it cannot be read)."""
+        return cls.new(_as_file(file).read(cancellable))
+
+    def read_array(self, cancellable=None):
+        """Read the values of the current array into a new, writable
+        float64 ndarray in its shape (see ``get_shape()``).
+
+        The values are read in pieces of a million straight into the
+        array, which grows with the values that come, never to the count
+        of the text alone: the peak is about the array plus one piece.
+        They are provisional until the whole text was read.
+
+        Raises ImportError without NumPy, ValueError without a current
+        array or when some of its values were read already, and
+        GLib.Error where the text is not valid.
+        """
+        numpy = _import_numpy('Serio.Reader.read_array()')
+        if self.get_name() is None:
+            raise ValueError('no current array: call next() first')
+        if self.get_n_left() != self.get_n_values():
+            raise ValueError('%r: values of this array were read already'
+                             % (self.get_name(),))
+        values = _read_values(numpy, self, cancellable=cancellable)
+        values.shape = tuple(self.get_shape())
+        return values
+
+    def __iter__(self):
+        """Return the reader, an iterator of (base name, ndarray) pairs."""
+        return self
+
+    def __next__(self):
+        """Move to the next array and return its base name and its values
+        as by :meth:`read_array`.
+
+        Raises StopIteration at the end of a valid text (get_finished() is
+        then True), and GLib.Error where the text is not valid.
+        """
+        if not self.next(None):
+            raise StopIteration
+        return self.get_base_name(), self.read_array()
+
+    def close(self, cancellable=None):
+        """Close the stream the reader reads."""
+        self.get_stream().close(cancellable)
+
+    def __enter__(self):
+        """Return the reader."""
+        return self
+
+    def __exit__(self, *exc_info):
+        """Close the stream."""
+        self.close()
+        return False
+
+
+Reader = override(Reader)
 
 
 class Bundle(Serio.Bundle):
@@ -770,5 +1252,6 @@ class Bundle(Serio.Bundle):
 
 Bundle = override(Bundle)
 collections.abc.Mapping.register(Bundle)
-__all__ += ['Bundle', 'save', 'load', 'save_torch', 'load_torch',
-            'save_estimator', 'load_estimator', 'checksum_bytes', 'DTYPES_NAME']
+__all__ += ['Bundle', 'Reader', 'save', 'load', 'iter_arrays', 'save_torch',
+            'load_torch', 'save_estimator', 'load_estimator', 'checksum_bytes',
+            'DTYPES_NAME']

@@ -1,0 +1,51 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Child process of test_overrides_streams.py: saves or loads one float64
+array of N values with Serio.save() or Serio.load() and prints, as JSON,
+the array's size in bytes and how much the peak resident set size (see
+peak_bytes()) grew from the baseline taken after the imports (for save, the array is made
+after the baseline, so that it counts in the growth).
+
+Usage: stream_memory.py save|load PATH N
+"""
+
+import json
+import resource
+import sys
+
+import numpy
+
+import gi
+
+gi.require_version('Serio', '1.0')
+from gi.repository import Serio  # noqa: E402
+
+
+def peak_bytes():
+    """The peak resident set size of this process, in bytes.
+
+    ru_maxrss is kept across execve(): in a child of a large process (the
+    test, with PyTorch loaded) it starts at the parent's size, and would
+    hide the growth. VmHWM, the high-water mark of this process's own
+    memory map, starts afresh with the program, so it comes first.
+    """
+    try:
+        with open('/proc/self/status', encoding='ascii') as status:
+            for line in status:
+                if line.startswith('VmHWM:'):
+                    return int(line.split()[1]) * 1024
+    except OSError:
+        pass
+    # Linux gives ru_maxrss in KiB.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+mode, path, n_values = sys.argv[1], sys.argv[2], int(sys.argv[3])
+baseline = peak_bytes()
+if mode == 'save':
+    array = numpy.random.default_rng(1).random(n_values)
+    Serio.save(path, {'w': array})
+else:
+    array = Serio.load(path)['w']
+json.dump({'array_bytes': array.nbytes, 'n_values': int(array.size),
+           'dtype': array.dtype.name, 'growth': peak_bytes() - baseline},
+          sys.stdout)
