@@ -6,11 +6,16 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <float.h>
 #include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <glib/gi18n.h>
+#include <glib/gstdio.h>
 
 #include "serio-tool.h"
 
@@ -66,66 +71,6 @@ static gboolean
 with_tolerance (void)
 {
   return tolerance_given;
-}
-
-typedef struct
-{
-  SerioBundle *bundle;
-  char        *display;
-} Side;
-
-/*
- * The k-th array whose base name is N in @a is paired with the k-th array
- * whose base name is N in @b, if there is one, whatever their shapes (see
- * serio_bundle_get_base_name()). Returns, for each array of @a, the index
- * of its partner in @b or NO_PARTNER; @b_paired says which arrays of @b
- * have one.
- */
-static guint *
-pair_arrays (SerioBundle *a,
-             SerioBundle *b,
-             gboolean    *b_paired)
-{
-  g_autoptr(GHashTable) by_name = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
-                                                         (GDestroyNotify) g_queue_free);
-  guint n_a = serio_bundle_get_n_arrays (a);
-  guint n_b = serio_bundle_get_n_arrays (b);
-  guint *partner = g_new (guint, MAX (n_a, 1));
-
-  for (guint j = 0; j < n_b; j++)
-    {
-      char *name = serio_bundle_get_base_name (b, j);
-      GQueue *queue = g_hash_table_lookup (by_name, name);
-
-      if (queue == NULL)
-        {
-          queue = g_queue_new ();
-          g_hash_table_insert (by_name, name, queue);
-        }
-      else
-        {
-          g_free (name);
-        }
-      g_queue_push_tail (queue, GUINT_TO_POINTER (j));
-    }
-
-  for (guint i = 0; i < n_a; i++)
-    {
-      g_autofree char *name = serio_bundle_get_base_name (a, i);
-      GQueue *queue = g_hash_table_lookup (by_name, name);
-
-      if (queue != NULL && !g_queue_is_empty (queue))
-        {
-          partner[i] = GPOINTER_TO_UINT (g_queue_pop_head (queue));
-          b_paired[partner[i]] = TRUE;
-        }
-      else
-        {
-          partner[i] = NO_PARTNER;
-        }
-    }
-
-  return partner;
 }
 
 static guint64
@@ -234,41 +179,55 @@ float16_bits (double x)
          ((guint) ldexp (magnitude, 11 - exponent) & 0x3ff);
 }
 
-static Precision
-detect_precision (const double *a,
-                  gsize         n_a,
-                  const double *b,
-                  gsize         n_b)
+#define N_PRECISIONS (PRECISION_FLOAT64 + 1)
+
+/* The precisions that every value seen so far fits in, narrowed as the
+ * values of both arrays come: the likely precision is the narrowest left
+ * at the end. float64 always is. */
+typedef struct
 {
-  gboolean integer = TRUE, bfloat16 = TRUE, float16 = TRUE, float32 = TRUE;
+  gboolean possible[N_PRECISIONS];
+  gboolean narrowing;       /* some precision but float64 is still possible */
+} Precisions;
 
-  for (int side = 0; side < 2; side++)
+static void
+precisions_init (Precisions *precisions)
+{
+  for (int p = 0; p < N_PRECISIONS; p++)
+    precisions->possible[p] = TRUE;
+  precisions->narrowing = TRUE;
+}
+
+static void
+precisions_narrow (Precisions   *precisions,
+                   const double *values,
+                   gsize         n_values)
+{
+  gboolean *possible = precisions->possible;
+
+  for (gsize i = 0; i < n_values && precisions->narrowing; i++)
     {
-      const double *values = side == 0 ? a : b;
-      gsize n_values = side == 0 ? n_a : n_b;
+      double x = values[i];
 
-      for (gsize i = 0; i < n_values && float32; i++)
-        {
-          double x = values[i];
-
-          if (isnan (x))
-            continue;
-          integer = integer && is_integer (x);
-          float32 = fits_float32 (x);
-          bfloat16 = bfloat16 && fits_bfloat16 (x);
-          float16 = float16 && fits_float16 (x);
-        }
+      if (isnan (x))
+        continue;
+      possible[PRECISION_INTEGER] = possible[PRECISION_INTEGER] && is_integer (x);
+      possible[PRECISION_BFLOAT16] = possible[PRECISION_BFLOAT16] && fits_bfloat16 (x);
+      possible[PRECISION_FLOAT16] = possible[PRECISION_FLOAT16] && fits_float16 (x);
+      possible[PRECISION_FLOAT32] = possible[PRECISION_FLOAT32] && fits_float32 (x);
+      precisions->narrowing = possible[PRECISION_INTEGER] || possible[PRECISION_BFLOAT16] ||
+                              possible[PRECISION_FLOAT16] || possible[PRECISION_FLOAT32];
     }
+}
 
-  if (integer)
-    return PRECISION_INTEGER;
-  if (bfloat16)
-    return PRECISION_BFLOAT16;
-  if (float16)
-    return PRECISION_FLOAT16;
-  if (float32)
-    return PRECISION_FLOAT32;
-  return PRECISION_FLOAT64;
+static Precision
+precisions_narrowest (const Precisions *precisions)
+{
+  Precision p = PRECISION_INTEGER;
+
+  while (p < PRECISION_FLOAT64 && !precisions->possible[p])
+    p++;
+  return p;
 }
 
 /* Maps the bit patterns of floating-point numbers of @width bits to
@@ -363,58 +322,590 @@ bits_differ (double a,
   return double_bits (a) != double_bits (b);
 }
 
-static void
-print_value_difference (gsize     index,
-                        double    a,
-                        double    b,
-                        Precision precision)
-{
-  char a_text[SERIO_TOOL_DOUBLE_BUFSIZE], b_text[SERIO_TOOL_DOUBLE_BUFSIZE];
-  g_autofree char *shown = NULL;
+/* ------------------------------------------------------------------ */
+/* Spools                                                             */
+/* ------------------------------------------------------------------ */
 
-  if (isnan (a) || isnan (b))
-    /* TRANSLATORS: shown instead of a distance in ULPs when one of
-     * the two values is not a number */
-    shown = g_strdup (_("NaN"));
-  else
-    shown = format_distance (distance (a, b, precision), precision);
-
-  /* TRANSLATORS: one differing value: its index, its value in the first
-   * file, its value in the second file, and their distance */
-  g_print (_("  [%lu] %s → %s (%s)"), (gulong) index,
-           serio_tool_format_double (a, a_text), serio_tool_format_double (b, b_text),
-           shown);
-  g_print ("\n");
-}
+/* Nothing is printed before both files are known to be valid, which a
+ * stream only tells at its end: the report waits in a spool. A spool keeps
+ * its last bytes in memory, and the others in an unlinked temporary file
+ * once there are more than SPOOL_MEMORY of them, so that a report of any
+ * length takes bounded memory. */
+#define SPOOL_MEMORY (1024 * 1024)
 
 typedef struct
 {
-  gsize    n_differ;        /* pairs whose bits differ */
-  gsize    n_outside;       /* of those, pairs outside the tolerance */
+  GByteArray *memory;       /* the bytes after those of the file */
+  FILE       *file;         /* NULL until the memory first filled up */
+  guint64     file_size;
+  GError     *error;        /* the first error of the temporary file */
+} Spool;
+
+static void
+spool_init (Spool *spool)
+{
+  spool->memory = g_byte_array_new ();
+  spool->file = NULL;
+  spool->file_size = 0;
+  spool->error = NULL;
+}
+
+static void
+spool_destroy (Spool *spool)
+{
+  g_byte_array_unref (spool->memory);
+  if (spool->file != NULL)
+    fclose (spool->file);
+  g_clear_error (&spool->error);
+}
+
+static void
+spool_set_errno (Spool *spool,
+                 int    saved_errno)
+{
+  if (spool->error == NULL)
+    g_set_error_literal (&spool->error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
+                         g_strerror (saved_errno));
+}
+
+/* Moves the bytes in memory to the end of the file. */
+static void
+spool_flush (Spool *spool)
+{
+  if (spool->memory->len == 0 || spool->error != NULL)
+    return;
+
+  if (spool->file == NULL)
+    {
+      char *name = NULL;
+      int fd = g_file_open_tmp ("serio-diff-XXXXXX", &name, &spool->error);
+
+      if (fd < 0)
+        return;
+      g_unlink (name);
+      g_free (name);
+      spool->file = fdopen (fd, "w+b");
+      if (spool->file == NULL)
+        {
+          spool_set_errno (spool, errno);
+          close (fd);
+          return;
+        }
+    }
+
+  if (fseeko (spool->file, (off_t) spool->file_size, SEEK_SET) != 0 ||
+      fwrite (spool->memory->data, 1, spool->memory->len, spool->file) != spool->memory->len)
+    {
+      spool_set_errno (spool, errno);
+      return;
+    }
+  spool->file_size += spool->memory->len;
+  g_byte_array_set_size (spool->memory, 0);
+}
+
+static void
+spool_append (Spool      *spool,
+              const void *data,
+              gsize       len)
+{
+  if (spool->error != NULL)
+    return;
+  g_byte_array_append (spool->memory, data, len);
+  if (spool->memory->len >= SPOOL_MEMORY)
+    spool_flush (spool);
+}
+
+static void G_GNUC_PRINTF (2, 3)
+spool_printf (Spool      *spool,
+              const char *format,
+              ...)
+{
+  g_autofree char *text = NULL;
+  va_list args;
+
+  va_start (args, format);
+  text = g_strdup_vprintf (format, args);
+  va_end (args);
+  spool_append (spool, text, strlen (text));
+}
+
+static guint64
+spool_get_size (const Spool *spool)
+{
+  return spool->file_size + spool->memory->len;
+}
+
+/* Empties the spool; its file, if any, is written over. */
+static void
+spool_reset (Spool *spool)
+{
+  spool->file_size = 0;
+  g_byte_array_set_size (spool->memory, 0);
+}
+
+/* Reads @len bytes from @offset, which must be there. */
+static gboolean
+spool_read (Spool   *spool,
+            guint64  offset,
+            void    *buf,
+            gsize    len)
+{
+  char *out = buf;
+
+  if (spool->error != NULL)
+    return FALSE;
+
+  if (offset < spool->file_size)
+    {
+      gsize n = (gsize) MIN ((guint64) len, spool->file_size - offset);
+
+      if (fseeko (spool->file, (off_t) offset, SEEK_SET) != 0 ||
+          fread (out, 1, n, spool->file) != n)
+        {
+          spool_set_errno (spool, ferror (spool->file) ? errno : EIO);
+          return FALSE;
+        }
+      out += n;
+      len -= n;
+      offset += n;
+    }
+
+  if (len > 0)
+    memcpy (out, spool->memory->data + (offset - spool->file_size), len);
+  return TRUE;
+}
+
+/* Appends @len bytes of @from, from @offset on, to @to. */
+static void
+spool_copy (Spool   *to,
+            Spool   *from,
+            guint64  offset,
+            guint64  len)
+{
+  char block[16384];
+
+  while (len > 0 && to->error == NULL)
+    {
+      gsize n = (gsize) MIN ((guint64) sizeof block, len);
+
+      if (!spool_read (from, offset, block, n))
+        {
+          if (to->error == NULL)
+            to->error = g_error_copy (from->error);
+          return;
+        }
+      spool_append (to, block, n);
+      offset += n;
+      len -= n;
+    }
+}
+
+/* Prints the text of the spool, line by line, as g_print() prints (in the
+ * charset of the locale). */
+static gboolean
+spool_print (Spool *spool)
+{
+  g_autoptr(GString) line = g_string_new (NULL);
+  guint64 size = spool_get_size (spool);
+  char block[16384];
+
+  for (guint64 offset = 0; offset < size; )
+    {
+      gsize n = (gsize) MIN ((guint64) sizeof block, size - offset);
+      const char *p = block, *end = block + n;
+
+      if (!spool_read (spool, offset, block, n))
+        return FALSE;
+      offset += n;
+
+      while (p < end)
+        {
+          const char *nl = memchr (p, '\n', end - p);
+
+          if (nl == NULL)
+            {
+              g_string_append_len (line, p, end - p);
+              break;
+            }
+          g_string_append_len (line, p, nl + 1 - p);
+          g_print ("%s", line->str);
+          g_string_truncate (line, 0);
+          p = nl + 1;
+        }
+    }
+  if (line->len > 0)
+    g_print ("%s", line->str);
+
+  return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files                                                              */
+/* ------------------------------------------------------------------ */
+
+/* Values are read from each file in pieces of this many. */
+#define CHUNK 65536
+
+/* The arrays of a file from @first on, as a pass that only skips finds
+ * them: what pairs them with the arrays of the other file. */
+typedef struct
+{
+  char    *name;
+  guint    partner;         /* the index of its partner, or NO_PARTNER */
+  guint64  report_offset;   /* where its report waits in Diff.reports */
+  guint64  report_len;
+} Entry;
+
+typedef struct
+{
+  guint       first;
+  GArray     *entries;      /* Entry, for the arrays first, first + 1, … */
+  GHashTable *by_name;      /* base name → GQueue of the indexes of the arrays */
+} Index;
+
+static void
+entry_clear (gpointer data)
+{
+  Entry *entry = data;
+
+  g_free (entry->name);
+}
+
+static void
+index_init (Index *index)
+{
+  index->first = 0;
+  index->entries = g_array_new (FALSE, FALSE, sizeof (Entry));
+  g_array_set_clear_func (index->entries, entry_clear);
+  index->by_name = g_hash_table_new_full (g_str_hash, g_str_equal, g_free,
+                                          (GDestroyNotify) g_queue_free);
+}
+
+static void
+index_destroy (Index *index)
+{
+  g_array_unref (index->entries);
+  g_hash_table_unref (index->by_name);
+}
+
+static Entry *
+index_get (Index *index,
+           guint  array)
+{
+  return &g_array_index (index->entries, Entry, array - index->first);
+}
+
+/* The next array called @base_name that is not paired yet, or NO_PARTNER:
+ * the k-th one asked for is the k-th one of the file. */
+static guint
+index_take (Index      *index,
+            const char *base_name)
+{
+  GQueue *queue = g_hash_table_lookup (index->by_name, base_name);
+
+  if (queue == NULL || g_queue_is_empty (queue))
+    return NO_PARTNER;
+  return GPOINTER_TO_UINT (g_queue_pop_head (queue));
+}
+
+/* A file, read by one reader front to back, which parses every value and
+ * so finds the first problem of the file, as the in-memory reader does;
+ * and by others, when arrays are in another order, that only fetch arrays
+ * which the first one has already checked. */
+typedef struct
+{
+  const char  *path;
+  char        *display;
+  SerioReader *front;
+  gboolean     started;     /* front is at an array or at the end */
+  gboolean     ended;       /* front reached the end of a valid text */
+  guint        position;    /* the index of front's current array */
+  GError      *error;       /* front's error: the first problem of the file */
+  SerioReader *random;      /* for an array behind front, or NULL */
+  guint        random_position;
+  GError      *aside_error; /* of a reader other than front */
+  Index        index;       /* with the arrays in another order */
+} File;
+
+/* One array being read, and where its errors go. */
+typedef struct
+{
+  SerioReader  *reader;
+  GError      **error;
+} Source;
+
+typedef struct
+{
+  File     a, b;
+  double  *values_a;        /* CHUNK values each */
+  double  *values_b;
+  Spool    output;          /* what is printed once both files are valid */
+  Spool    shown;           /* ShownValue, for the array being compared */
+  Spool    reports;         /* reports that wait for their place in the output */
+  Spool    only_in_b;
+  gboolean by_b;            /* diff_rest_by_b() ran */
+  GError  *error;           /* neither file could be read twice */
+  gboolean differ;
+} Diff;
+
+/* A differing pair of values, kept until the precision is known. */
+typedef struct
+{
+  guint64 index;
+  double  a, b;
+} ShownValue;
+
+static gboolean
+file_failed (const File *file)
+{
+  return file->error != NULL || file->aside_error != NULL;
+}
+
+static gboolean
+diff_failed (const Diff *diff)
+{
+  return file_failed (&diff->a) || file_failed (&diff->b);
+}
+
+static SerioReader *
+open_reader (File    *file,
+             GError **error)
+{
+  g_autoptr(GInputStream) stream = NULL;
+  goffset size;
+
+  stream = serio_tool_open_input (file->path, &size, error);
+  if (stream == NULL)
+    return NULL;
+  return serio_reader_new (stream);
+}
+
+static void
+set_changed_error (File *file)
+{
+  if (file->aside_error == NULL)
+    g_set_error_literal (&file->aside_error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                         /* TRANSLATORS: an error: a file read twice did not
+                          * hold the same arrays the second time */
+                         _("the file changed while it was read"));
+}
+
+/* Moves front to the next array, after it has read (and so checked) every
+ * value of the current one. Returns FALSE at the end or on an error. */
+static gboolean
+front_next (Diff *diff,
+            File *file)
+{
+  if (file->error != NULL || file->ended)
+    return FALSE;
+
+  if (file->started)
+    {
+      while (serio_reader_get_n_left (file->front) > 0)
+        {
+          gsize n;
+
+          if (!serio_reader_read_values (file->front, diff->values_a, CHUNK, &n,
+                                         NULL, &file->error))
+            return FALSE;
+        }
+      file->position++;
+    }
+
+  file->started = TRUE;
+  if (!serio_reader_next (file->front, NULL, &file->error))
+    {
+      file->ended = file->error == NULL;
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Reads (and so checks) the rest of the file. */
+static void
+front_drain (Diff *diff,
+             File *file)
+{
+  while (front_next (diff, file))
+    ;
+}
+
+/* Gets the array @position of @file, called @name: front's, or one behind
+ * it, fetched by another reader. */
+static gboolean
+file_fetch (Diff       *diff,
+            File       *file,
+            guint       position,
+            const char *name,
+            Source     *source)
+{
+  if (file->error != NULL || file->aside_error != NULL)
+    return FALSE;
+
+  if (!file->ended && position >= file->position)
+    {
+      while (file->position < position)
+        if (!front_next (diff, file))
+          {
+            if (file->ended)
+              set_changed_error (file);
+            return FALSE;
+          }
+      *source = (Source) { file->front, &file->error };
+    }
+  else
+    {
+      if (file->random == NULL || file->random_position >= position)
+        {
+          g_clear_object (&file->random);
+          file->random = open_reader (file, &file->aside_error);
+          if (file->random == NULL)
+            return FALSE;
+          file->random_position = G_MAXUINT;
+        }
+      while (file->random_position == G_MAXUINT || file->random_position < position)
+        {
+          if (!serio_reader_next (file->random, NULL, &file->aside_error))
+            {
+              set_changed_error (file);
+              return FALSE;
+            }
+          file->random_position++;    /* from G_MAXUINT to 0 at the first array */
+        }
+      *source = (Source) { file->random, &file->aside_error };
+    }
+
+  if (!g_str_equal (serio_reader_get_name (source->reader), name))
+    {
+      set_changed_error (file);
+      return FALSE;
+    }
+  return TRUE;
+}
+
+/* Finds the arrays of @file from @first on with a reader that only skips. */
+static gboolean
+file_index (File  *file,
+            guint  first)
+{
+  g_autoptr(SerioReader) reader = open_reader (file, &file->aside_error);
+  guint position = 0;
+
+  if (reader == NULL)
+    return FALSE;
+
+  file->index.first = first;
+  while (serio_reader_next (reader, NULL, &file->aside_error))
+    {
+      if (position >= first)
+        {
+          Entry entry = { g_strdup (serio_reader_get_name (reader)), NO_PARTNER, 0, 0 };
+          char *base_name = serio_reader_get_base_name (reader);
+          GQueue *queue = g_hash_table_lookup (file->index.by_name, base_name);
+
+          if (queue == NULL)
+            {
+              queue = g_queue_new ();
+              g_hash_table_insert (file->index.by_name, base_name, queue);
+            }
+          else
+            {
+              g_free (base_name);
+            }
+          g_queue_push_tail (queue, GUINT_TO_POINTER (position));
+          g_array_append_val (file->index.entries, entry);
+        }
+      position++;
+    }
+
+  return file->aside_error == NULL;
+}
+
+static void
+file_init (File       *file,
+           const char *path)
+{
+  *file = (File) { 0, };
+  file->path = path;
+  file->display = g_filename_display_name (path);
+  index_init (&file->index);
+}
+
+static void
+file_destroy (File *file)
+{
+  g_free (file->display);
+  g_clear_object (&file->front);
+  g_clear_object (&file->random);
+  g_clear_error (&file->error);
+  g_clear_error (&file->aside_error);
+  index_destroy (&file->index);
+}
+
+/* Prints an error of @file, as loading it whole would have. */
+static void
+report_file_error (const File   *file,
+                   const GError *error)
+{
+  g_autoptr(GError) prefixed = NULL;
+
+  if (error->domain == SERIO_ERROR)
+    {
+      serio_tool_report_parse_error (file->path, error);
+      return;
+    }
+
+  prefixed = g_error_copy (error);
+  /* TRANSLATORS: a file name, before an error message about it */
+  g_prefix_error (&prefixed, _("%s: "), file->display);
+  serio_tool_print_error (prefixed);
+}
+
+/* ------------------------------------------------------------------ */
+/* Arrays                                                             */
+/* ------------------------------------------------------------------ */
+
+typedef struct
+{
+  guint64  n_differ;        /* pairs whose bits differ */
+  guint64  n_outside;       /* of those, pairs outside the tolerance */
+  guint64  n_kept;          /* of those to show, those kept in Diff.shown */
   gboolean has_numbers;     /* some differing pair has no NaN */
   double   max_absolute;
   double   max_relative;
-  guint64  max_distance;
+  guint64  max_distance[N_PRECISIONS];   /* for each precision still possible */
 } Summary;
 
+/* Compares @n pairs of values, the first of them at @offset in their arrays. */
 static void
-summarize (const double *a,
-           const double *b,
-           gsize         n_common,
-           Precision     precision,
-           Summary      *summary)
+summarize (Diff             *diff,
+           const double     *a,
+           const double     *b,
+           gsize             n,
+           guint64           offset,
+           const Precisions *precisions,
+           Summary          *summary)
 {
-  *summary = (Summary) { 0, };
-
-  for (gsize i = 0; i < n_common; i++)
+  for (gsize i = 0; i < n; i++)
     {
       double absolute, relative;
+      gboolean shown;
 
       if (!bits_differ (a[i], b[i]))
         continue;
       summary->n_differ++;
-      if (with_tolerance () && !is_close (a[i], b[i]))
+      /* With a tolerance, the values shown are those outside it. */
+      shown = !with_tolerance () || !is_close (a[i], b[i]);
+      if (with_tolerance () && shown)
         summary->n_outside++;
+      if (shown && summary->n_kept < (guint64) max_shown)
+        {
+          ShownValue value = { offset + i, a[i], b[i] };
+
+          spool_append (&diff->shown, &value, sizeof value);
+          summary->n_kept++;
+        }
       if (isnan (a[i]) || isnan (b[i]))
         continue;
 
@@ -428,17 +919,23 @@ summarize (const double *a,
 
       summary->max_absolute = summary->has_numbers ? MAX (summary->max_absolute, absolute) : absolute;
       summary->max_relative = summary->has_numbers ? MAX (summary->max_relative, relative) : relative;
-      summary->max_distance = MAX (summary->max_distance, distance (a[i], b[i], precision));
+      /* Every value so far fits in each precision still possible (the
+       * values of this piece included), which has a distance for them. */
+      for (int p = 0; p < N_PRECISIONS; p++)
+        if (precisions->possible[p])
+          summary->max_distance[p] = MAX (summary->max_distance[p],
+                                          distance (a[i], b[i], (Precision) p));
       summary->has_numbers = TRUE;
     }
 }
 
 static void
-print_summary (const Summary *summary,
+print_summary (Spool         *out,
+               const Summary *summary,
                Precision      precision)
 {
   char absolute[SERIO_TOOL_DOUBLE_BUFSIZE], relative[SERIO_TOOL_DOUBLE_BUFSIZE];
-  g_autofree char *shown = format_distance (summary->max_distance, precision);
+  g_autofree char *shown = format_distance (summary->max_distance[precision], precision);
 
   if (!summary->has_numbers)
     return;
@@ -447,39 +944,67 @@ print_summary (const Summary *summary,
    * in two files: absolute, relative (to the second file's value), and
    * as a distance (“3 ULPs”, “2 units”); then the precision the values
    * likely come from (“float32”, “integer”) */
-  g_print (_("  max absolute difference %s, relative %s, distance %s (%s)"),
-           serio_tool_format_double (summary->max_absolute, absolute),
-           serio_tool_format_double (summary->max_relative, relative),
-           shown, precision_name (precision));
-  g_print ("\n");
+  spool_printf (out, _("  max absolute difference %s, relative %s, distance %s (%s)"),
+                serio_tool_format_double (summary->max_absolute, absolute),
+                serio_tool_format_double (summary->max_relative, relative),
+                shown, precision_name (precision));
+  spool_printf (out, "\n");
 }
 
-/* Returns whether the arrays count as different: their bits differ, or
- * with a tolerance, some values are outside it. */
-static gboolean
-diff_arrays (const Side *a,
-             guint       index_a,
-             const Side *b,
-             guint       index_b)
+static void
+print_value_difference (Spool            *out,
+                        const ShownValue *value,
+                        Precision         precision)
 {
-  g_autofree char *base_name = serio_bundle_get_base_name (a->bundle, index_a);
+  char a_text[SERIO_TOOL_DOUBLE_BUFSIZE], b_text[SERIO_TOOL_DOUBLE_BUFSIZE];
+  g_autofree char *shown = NULL;
+
+  if (isnan (value->a) || isnan (value->b))
+    /* TRANSLATORS: shown instead of a distance in ULPs when one of
+     * the two values is not a number */
+    shown = g_strdup (_("NaN"));
+  else
+    shown = format_distance (distance (value->a, value->b, precision), precision);
+
+  /* TRANSLATORS: one differing value: its index, its value in the first
+   * file, its value in the second file, and their distance */
+  spool_printf (out, _("  [%lu] %s → %s (%s)"), (gulong) value->index,
+                serio_tool_format_double (value->a, a_text),
+                serio_tool_format_double (value->b, b_text), shown);
+  spool_printf (out, "\n");
+}
+
+/* Reads the values of @a and @b side by side to their ends, and writes
+ * what differs to @out. Sets Diff.differ when the arrays count as
+ * different: their bits differ, or with a tolerance, some values are
+ * outside it. Returns FALSE on an error of a file. */
+static gboolean
+diff_arrays (Diff         *diff,
+             const Source *a,
+             const Source *b,
+             Spool        *out)
+{
+  const File *file_a = &diff->a, *file_b = &diff->b;
+  g_autofree char *base_name = serio_reader_get_base_name (a->reader);
   g_autofree char *name = serio_tool_escape_name (base_name);
-  gsize n_a, n_b, n_common, n_shown = 0, n_candidates;
-  const double *values_a = serio_bundle_get_values (a->bundle, index_a, &n_a);
-  const double *values_b = serio_bundle_get_values (b->bundle, index_b, &n_b);
+  guint64 n_a = serio_reader_get_n_values (a->reader);
+  guint64 n_b = serio_reader_get_n_values (b->reader);
+  guint64 n_common = MIN (n_a, n_b), n_candidates, n_shown;
   g_autofree guint64 *shape_a = NULL;
   g_autofree guint64 *shape_b = NULL;
   guint n_dims_a, n_dims_b;
   gboolean layout_differs;
+  gboolean more_a = TRUE, more_b = TRUE;
+  guint64 offset = 0;
+  Precisions precisions;
   Precision precision;
-  Summary summary;
+  Summary summary = { 0, };
 
-  shape_a = serio_bundle_get_shape (a->bundle, index_a, &n_dims_a);
-  shape_b = serio_bundle_get_shape (b->bundle, index_b, &n_dims_b);
+  shape_a = serio_reader_get_shape (a->reader, &n_dims_a);
+  shape_b = serio_reader_get_shape (b->reader, &n_dims_b);
   layout_differs = n_dims_a != n_dims_b ||
-                  memcmp (shape_a, shape_b, n_dims_a * sizeof (guint64)) != 0;
+                   memcmp (shape_a, shape_b, n_dims_a * sizeof (guint64)) != 0;
 
-  n_common = MIN (n_a, n_b);
   if (layout_differs && (n_dims_a != 1 || n_dims_b != 1))
     {
       g_autofree char *text_a = serio_tool_shape_to_string (shape_a, n_dims_a);
@@ -487,164 +1012,436 @@ diff_arrays (const Side *a,
 
       /* TRANSLATORS: an array name, its shape such as “(2, 3)” in the
        * first file and the file's name, then the same in the second file */
-      g_print (_("“%s”: shape %s in %s, %s in %s"),
-               name, text_a, a->display, text_b, b->display);
-      g_print ("\n");
+      spool_printf (out, _("“%s”: shape %s in %s, %s in %s"),
+                    name, text_a, file_a->display, text_b, file_b->display);
+      spool_printf (out, "\n");
     }
   else if (!layout_differs &&
-           !g_str_equal (serio_bundle_get_name (a->bundle, index_a),
-                         serio_bundle_get_name (b->bundle, index_b)))
+           !g_str_equal (serio_reader_get_name (a->reader), serio_reader_get_name (b->reader)))
     {
       /* "v" and "v[2]": the same shape, written two ways. */
-      g_autofree char *name_a = serio_tool_escape_name (serio_bundle_get_name (a->bundle, index_a));
-      g_autofree char *name_b = serio_tool_escape_name (serio_bundle_get_name (b->bundle, index_b));
+      g_autofree char *name_a = serio_tool_escape_name (serio_reader_get_name (a->reader));
+      g_autofree char *name_b = serio_tool_escape_name (serio_reader_get_name (b->reader));
 
       /* TRANSLATORS: an array's base name, its full name in the first file
        * and the file's name, then the same in the second file */
-      g_print (_("“%s”: named “%s” in %s, “%s” in %s"),
-               name, name_a, a->display, name_b, b->display);
-      g_print ("\n");
+      spool_printf (out, _("“%s”: named “%s” in %s, “%s” in %s"),
+                    name, name_a, file_a->display, name_b, file_b->display);
+      spool_printf (out, "\n");
       layout_differs = TRUE;
     }
   else if (n_a != n_b)
     {
       /* TRANSLATORS: an array name, its length in the first file and the
        * file's name, then the same in the second file */
-      g_print (_("“%s”: length %lu in %s, %lu in %s"),
-               name, (gulong) n_a, a->display, (gulong) n_b, b->display);
-      g_print ("\n");
+      spool_printf (out, _("“%s”: length %lu in %s, %lu in %s"),
+                    name, (gulong) n_a, file_a->display, (gulong) n_b, file_b->display);
+      spool_printf (out, "\n");
     }
 
-  precision = detect_precision (values_a, n_a, values_b, n_b);
-  summarize (values_a, values_b, n_common, precision, &summary);
+  /* Side by side, a piece of each at a time: the pieces have the same
+   * length, and so the same offset, until the shorter array ends. The
+   * precision takes every value of both arrays, the comparison those that
+   * both have. */
+  precisions_init (&precisions);
+  spool_reset (&diff->shown);
+  while (more_a || more_b)
+    {
+      gsize got_a = 0, got_b = 0;
+
+      if (more_a &&
+          !serio_reader_read_values (a->reader, diff->values_a, CHUNK, &got_a, NULL, a->error))
+        return FALSE;
+      if (more_b &&
+          !serio_reader_read_values (b->reader, diff->values_b, CHUNK, &got_b, NULL, b->error))
+        return FALSE;
+      more_a = got_a > 0;
+      more_b = got_b > 0;
+
+      precisions_narrow (&precisions, diff->values_a, got_a);
+      precisions_narrow (&precisions, diff->values_b, got_b);
+      summarize (diff, diff->values_a, diff->values_b, MIN (got_a, got_b), offset,
+                 &precisions, &summary);
+      offset += MAX (got_a, got_b);
+    }
+  precision = precisions_narrowest (&precisions);
 
   if (summary.n_differ == 0)
-    return layout_differs;
+    {
+      diff->differ |= layout_differs;
+      return TRUE;
+    }
 
-  g_print (g_dngettext (GETTEXT_PACKAGE,
-                        /* TRANSLATORS: an array name, how many of its
-                         * values differ, and out of how many (those present
-                         * in both files) */
-                        "“%s”: %lu of %lu values differs",
-                        "“%s”: %lu of %lu values differ",
-                        summary.n_differ),
-           name, (gulong) summary.n_differ, (gulong) n_common);
-  g_print ("\n");
-  print_summary (&summary, precision);
+  spool_printf (out, g_dngettext (GETTEXT_PACKAGE,
+                                  /* TRANSLATORS: an array name, how many of its
+                                   * values differ, and out of how many (those present
+                                   * in both files) */
+                                  "“%s”: %lu of %lu values differs",
+                                  "“%s”: %lu of %lu values differ",
+                                  summary.n_differ),
+                name, (gulong) summary.n_differ, (gulong) n_common);
+  spool_printf (out, "\n");
+  print_summary (out, &summary, precision);
 
   if (with_tolerance ())
     {
       if (summary.n_outside == 0)
-        g_print ("%s\n", _("  all within the tolerance"));
+        spool_printf (out, "%s\n", _("  all within the tolerance"));
       else
         {
-          g_print (g_dngettext (GETTEXT_PACKAGE,
-                                /* TRANSLATORS: how many of the values that
-                                 * differ are outside the tolerance */
-                                "  %lu outside the tolerance",
-                                "  %lu outside the tolerance",
-                                summary.n_outside),
-                   (gulong) summary.n_outside);
-          g_print ("\n");
+          spool_printf (out, g_dngettext (GETTEXT_PACKAGE,
+                                          /* TRANSLATORS: how many of the values that
+                                           * differ are outside the tolerance */
+                                          "  %lu outside the tolerance",
+                                          "  %lu outside the tolerance",
+                                          summary.n_outside),
+                        (gulong) summary.n_outside);
+          spool_printf (out, "\n");
         }
     }
 
-  /* With a tolerance, the values shown are those outside it. */
-  n_candidates = with_tolerance () ? summary.n_outside : summary.n_differ;
-  for (gsize i = 0; i < n_common && n_shown < (gsize) max_shown; i++)
+  /* The first values to show, in their order, with the precision now known. */
+  n_shown = summary.n_kept;
+  for (guint64 i = 0; i < n_shown; i++)
     {
-      if (bits_differ (values_a[i], values_b[i]) &&
-          (!with_tolerance () || !is_close (values_a[i], values_b[i])))
-        {
-          print_value_difference (i, values_a[i], values_b[i], precision);
-          n_shown++;
-        }
+      ShownValue value;
+
+      if (!spool_read (&diff->shown, i * sizeof value, &value, sizeof value))
+        break;
+      print_value_difference (out, &value, precision);
     }
 
   /* With 0, only the counts: no "… and N more" line either. */
+  n_candidates = with_tolerance () ? summary.n_outside : summary.n_differ;
   if (n_candidates > n_shown && max_shown > 0)
     {
-      g_print (g_dngettext (GETTEXT_PACKAGE, "  … and %lu more", "  … and %lu more",
-                            n_candidates - n_shown),
-               (gulong) (n_candidates - n_shown));
-      g_print ("\n");
+      spool_printf (out, g_dngettext (GETTEXT_PACKAGE, "  … and %lu more", "  … and %lu more",
+                                      n_candidates - n_shown),
+                    (gulong) (n_candidates - n_shown));
+      spool_printf (out, "\n");
     }
 
-  return layout_differs || (with_tolerance () ? summary.n_outside > 0 : TRUE);
+  diff->differ |= layout_differs || (with_tolerance () ? summary.n_outside > 0 : TRUE);
+  return TRUE;
 }
 
 static void
-print_only_in (const Side *side,
-               guint       index)
+print_only_in (Diff       *diff,
+               Spool      *out,
+               const File *file,
+               guint       position,
+               const char *array_name)
 {
-  g_autofree char *name = serio_tool_escape_name (serio_bundle_get_name (side->bundle, index));
+  g_autofree char *name = serio_tool_escape_name (array_name);
 
   /* TRANSLATORS: a file name, then the index and name of an array that
    * only this file has */
-  g_print (_("Only in %s: array %u “%s”"), side->display, index, name);
-  g_print ("\n");
+  spool_printf (out, _("Only in %s: array %u “%s”"), file->display, position, name);
+  spool_printf (out, "\n");
+  diff->differ = TRUE;
 }
 
-static gboolean
-diff_bundles (const Side *a,
-              const Side *b)
+static void
+print_order_differs (Diff       *diff,
+                     Spool      *out,
+                     const char *array_name,
+                     guint       position_a,
+                     guint       position_b)
 {
-  guint n_a = serio_bundle_get_n_arrays (a->bundle);
-  guint n_b = serio_bundle_get_n_arrays (b->bundle);
-  g_autofree gboolean *b_paired = g_new0 (gboolean, n_b);
-  g_autofree guint *partner = pair_arrays (a->bundle, b->bundle, b_paired);
-  gboolean differ = FALSE;
-  guint last_partner = 0;
+  g_autofree char *name = serio_tool_escape_name (array_name);
 
-  for (guint i = 0; i < n_a; i++)
+  /* TRANSLATORS: an array name, its index in the first file and the
+   * file's name, then the same in the second file */
+  spool_printf (out, _("“%s” is array %u in %s but array %u in %s: the order differs"),
+                name, position_a, diff->a.display, position_b, diff->b.display);
+  spool_printf (out, "\n");
+  diff->differ = TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Files side by side                                                 */
+/* ------------------------------------------------------------------ */
+
+/* From @first on, where the arrays of the two files stop having the same
+ * base names one for one: A is read in order, and the partner of each
+ * array is fetched from B, which is indexed first. */
+static void
+diff_rest_by_a (Diff  *diff,
+                guint  first)
+{
+  File *a = &diff->a, *b = &diff->b;
+  guint last_partner = first > 0 ? first - 1 : 0;
+
+  if (!file_index (b, first))
+    return;
+
+  do
     {
-      if (partner[i] == NO_PARTNER)
+      g_autofree char *base_name = serio_reader_get_base_name (a->front);
+      const char *name = serio_reader_get_name (a->front);
+      guint partner = index_take (&b->index, base_name);
+      Source source_a = { a->front, &a->error }, source_b;
+
+      if (partner == NO_PARTNER)
         {
-          print_only_in (a, i);
-          differ = TRUE;
+          print_only_in (diff, &diff->output, a, a->position, name);
           continue;
         }
 
       /* Pairs must keep their order, or the files are not the same list. */
-      if (partner[i] < last_partner)
-        {
-          g_autofree char *name = serio_tool_escape_name (serio_bundle_get_name (a->bundle, i));
+      if (partner < last_partner)
+        print_order_differs (diff, &diff->output, name, a->position, partner);
+      last_partner = MAX (last_partner, partner);
+      index_get (&b->index, partner)->partner = a->position;
 
-          /* TRANSLATORS: an array name, its index in the first file and the
-           * file's name, then the same in the second file */
-          g_print (_("“%s” is array %u in %s but array %u in %s: the order differs"),
-                   name, i, a->display, partner[i], b->display);
-          g_print ("\n");
-          differ = TRUE;
-        }
-      last_partner = MAX (last_partner, partner[i]);
-
-      differ |= diff_arrays (a, i, b, partner[i]);
+      if (!file_fetch (diff, b, partner, index_get (&b->index, partner)->name, &source_b) ||
+          !diff_arrays (diff, &source_a, &source_b, &diff->output))
+        return;
     }
+  while (front_next (diff, a));
 
-  for (guint j = 0; j < n_b; j++)
+  if (diff_failed (diff))
+    return;
+  for (guint i = 0; i < b->index.entries->len; i++)
     {
-      if (!b_paired[j])
+      Entry *entry = &g_array_index (b->index.entries, Entry, i);
+
+      if (entry->partner == NO_PARTNER)
+        print_only_in (diff, &diff->output, b, b->index.first + i, entry->name);
+    }
+}
+
+/* The same when B is the standard input, which cannot be read twice: B
+ * is read in order, the partners are fetched from A, and the reports wait
+ * until they can be printed in the order of A. */
+static void
+diff_rest_by_b (Diff  *diff,
+                guint  first)
+{
+  File *a = &diff->a, *b = &diff->b;
+
+  diff->by_b = TRUE;
+  if (!file_index (a, first))
+    return;
+
+  do
+    {
+      g_autofree char *base_name = serio_reader_get_base_name (b->front);
+      guint partner = index_take (&a->index, base_name);
+      Source source_a, source_b = { b->front, &b->error };
+      Entry *entry;
+
+      if (partner == NO_PARTNER)
         {
-          print_only_in (b, j);
-          differ = TRUE;
+          print_only_in (diff, &diff->only_in_b, b, b->position, serio_reader_get_name (b->front));
+          continue;
+        }
+
+      entry = index_get (&a->index, partner);
+      entry->partner = b->position;
+      entry->report_offset = spool_get_size (&diff->reports);
+      if (!file_fetch (diff, a, partner, entry->name, &source_a) ||
+          !diff_arrays (diff, &source_a, &source_b, &diff->reports))
+        return;
+      entry->report_len = spool_get_size (&diff->reports) - entry->report_offset;
+    }
+  while (front_next (diff, b));
+}
+
+/* Puts the reports of diff_rest_by_b() in the order of A. */
+static void
+collect_rest_by_b (Diff *diff)
+{
+  File *a = &diff->a;
+  guint first = a->index.first;
+  guint last_partner = first > 0 ? first - 1 : 0;
+
+  for (guint i = 0; i < a->index.entries->len; i++)
+    {
+      Entry *entry = &g_array_index (a->index.entries, Entry, i);
+
+      if (entry->partner == NO_PARTNER)
+        {
+          print_only_in (diff, &diff->output, a, first + i, entry->name);
+          continue;
+        }
+      if (entry->partner < last_partner)
+        print_order_differs (diff, &diff->output, entry->name, first + i, entry->partner);
+      last_partner = MAX (last_partner, entry->partner);
+      spool_copy (&diff->output, &diff->reports, entry->report_offset, entry->report_len);
+    }
+  spool_copy (&diff->output, &diff->only_in_b, 0, spool_get_size (&diff->only_in_b));
+}
+
+/* Whether the arrays of @file can be fetched again: a regular file, not
+ * the standard input or a pipe. */
+static gboolean
+can_read_again (const File *file)
+{
+  return !serio_tool_is_stdin (file->path) &&
+         g_file_test (file->path, G_FILE_TEST_IS_REGULAR);
+}
+
+/* Reads both files side by side while their arrays have the same base
+ * names one for one (the k-th array is then the partner of the k-th), and
+ * from the first that do not on, as diff_rest_by_a() or diff_rest_by_b(). */
+static void
+diff_files (Diff *diff)
+{
+  File *a = &diff->a, *b = &diff->b;
+
+  for (;;)
+    {
+      gboolean more_a = front_next (diff, a);
+      gboolean more_b = more_a || a->ended ? front_next (diff, b) : FALSE;
+      g_autofree char *base_a = NULL;
+      g_autofree char *base_b = NULL;
+
+      if (diff_failed (diff) || (!more_a && !more_b))
+        return;
+
+      if (!more_a || !more_b)
+        {
+          /* One file ends: the rest of the other has no partners. */
+          File *rest = more_a ? a : b;
+
+          do
+            print_only_in (diff, &diff->output, rest, rest->position,
+                           serio_reader_get_name (rest->front));
+          while (front_next (diff, rest));
+          return;
+        }
+
+      base_a = serio_reader_get_base_name (a->front);
+      base_b = serio_reader_get_base_name (b->front);
+      if (!g_str_equal (base_a, base_b))
+        break;
+
+      if (!diff_arrays (diff, &(Source) { a->front, &a->error },
+                        &(Source) { b->front, &b->error }, &diff->output))
+        return;
+    }
+
+  if (can_read_again (b))
+    diff_rest_by_a (diff, a->position);
+  else if (can_read_again (a))
+    diff_rest_by_b (diff, b->position);
+  else
+    g_set_error (&diff->error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                 /* TRANSLATORS: an error of serio diff; the two are file
+                  * names */
+                 _("the arrays of %s and %s are not in the same order, and neither file can be read twice (it is not a regular file)"),
+                 a->display, b->display);
+}
+
+/* Reads both files to their ends (A first: its problem is the one shown
+ * when both have one, as when they are loaded one after the other) and
+ * prints their first problem, or the report. */
+static int
+finish (Diff *diff)
+{
+  File *files[] = { &diff->a, &diff->b };
+  Spool *spools[] = { &diff->output, &diff->shown, &diff->reports, &diff->only_in_b };
+
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    {
+      File *file = files[i];
+
+      front_drain (diff, file);
+      if (file->error != NULL)
+        {
+          report_file_error (file, file->error);
+          return SERIO_TOOL_EXIT_ERROR;
+        }
+      if (file->aside_error != NULL)
+        {
+          report_file_error (file, file->aside_error);
+          return SERIO_TOOL_EXIT_ERROR;
         }
     }
 
-  return differ;
+  if (diff->error != NULL)
+    {
+      serio_tool_print_error (diff->error);
+      return SERIO_TOOL_EXIT_ERROR;
+    }
+
+  if (diff->by_b)
+    collect_rest_by_b (diff);
+
+  for (guint i = 0; i < G_N_ELEMENTS (spools); i++)
+    if (spools[i]->error != NULL)
+      {
+        serio_tool_print_error (spools[i]->error);
+        return SERIO_TOOL_EXIT_ERROR;
+      }
+
+  if (!spool_print (&diff->output))
+    {
+      serio_tool_print_error (diff->output.error);
+      return SERIO_TOOL_EXIT_ERROR;
+    }
+
+  return diff->differ ? SERIO_TOOL_EXIT_FAILURE : SERIO_TOOL_EXIT_OK;
+}
+
+static int
+diff_paths (const char *path_a,
+            const char *path_b)
+{
+  Diff diff = { 0, };
+  g_autoptr(GError) error = NULL;
+  int status;
+
+  file_init (&diff.a, path_a);
+  file_init (&diff.b, path_b);
+  spool_init (&diff.output);
+  spool_init (&diff.shown);
+  spool_init (&diff.reports);
+  spool_init (&diff.only_in_b);
+  diff.values_a = g_new (double, CHUNK);
+  diff.values_b = g_new (double, CHUNK);
+
+  diff.a.front = open_reader (&diff.a, &error);
+  /* GIO's errors of opening a file name it. */
+  if (diff.a.front == NULL)
+    {
+      serio_tool_print_error (error);
+      status = SERIO_TOOL_EXIT_ERROR;
+    }
+  else if ((diff.b.front = open_reader (&diff.b, &error)) == NULL)
+    {
+      /* As when A is loaded before B is opened: a problem of A first. */
+      front_drain (&diff, &diff.a);
+      if (diff.a.error != NULL)
+        report_file_error (&diff.a, diff.a.error);
+      else
+        serio_tool_print_error (error);
+      status = SERIO_TOOL_EXIT_ERROR;
+    }
+  else
+    {
+      diff_files (&diff);
+      status = finish (&diff);
+    }
+
+  file_destroy (&diff.a);
+  file_destroy (&diff.b);
+  spool_destroy (&diff.output);
+  spool_destroy (&diff.shown);
+  spool_destroy (&diff.reports);
+  spool_destroy (&diff.only_in_b);
+  g_free (diff.values_a);
+  g_free (diff.values_b);
+  g_clear_error (&diff.error);
+
+  return status;
 }
 
 int
 serio_tool_diff (int    argc,
                  char **argv)
 {
-  g_autoptr(SerioBundle) bundle_a = NULL;
-  g_autoptr(SerioBundle) bundle_b = NULL;
-  g_autofree char *display_a = NULL;
-  g_autofree char *display_b = NULL;
-  int status = SERIO_TOOL_EXIT_OK;
-  gboolean differ;
-
   if (!serio_tool_parse_options (N_("A B"),
                                  N_("Compare two serio files bit for bit. The k-th array called N in A is\n"
                                     "matched with the k-th array called N in B, whatever their shapes\n"
@@ -674,16 +1471,5 @@ serio_tool_diff (int    argc,
   if (serio_tool_is_stdin (argv[1]) && serio_tool_is_stdin (argv[2]))
     return serio_tool_usage_error (_("only one of the files can be the standard input"));
 
-  bundle_a = serio_tool_load_bundle (argv[1], NULL, &status);
-  if (bundle_a == NULL)
-    return SERIO_TOOL_EXIT_ERROR;
-  bundle_b = serio_tool_load_bundle (argv[2], NULL, &status);
-  if (bundle_b == NULL)
-    return SERIO_TOOL_EXIT_ERROR;
-
-  display_a = g_filename_display_name (argv[1]);
-  display_b = g_filename_display_name (argv[2]);
-  differ = diff_bundles (&(Side) { bundle_a, display_a }, &(Side) { bundle_b, display_b });
-
-  return differ ? SERIO_TOOL_EXIT_FAILURE : SERIO_TOOL_EXIT_OK;
+  return diff_paths (argv[1], argv[2]);
 }
