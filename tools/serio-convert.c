@@ -12,7 +12,8 @@
 
 #include <glib/gi18n.h>
 
-#include "serio-tool.h"
+#include "serio-numpy.h"
+#include "serio-save.h"
 
 #define CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
 
@@ -97,147 +98,235 @@ name_from_path (const char *path)
   return g_filename_display_name (base);
 }
 
-/* NaN that are not the default quiet NaN, which a bundle stores instead. */
-static gsize
-count_special_nans (const double *values,
-                    gsize         n_values)
-{
-  gsize n = 0;
-
-  for (gsize i = 0; i < n_values; i++)
-    {
-      guint64 bits;
-
-      memcpy (&bits, &values[i], sizeof bits);
-      if (isnan (values[i]) && bits != CANONICAL_NAN_BITS)
-        n++;
-    }
-
-  return n;
-}
-
-/* What the conversion of one array changes, on the standard error. */
-static void
-print_notes (const char           *display,
-             const SerioToolArray *array)
-{
-  gsize n_special = count_special_nans (array->values, array->n_values);
-
-  if (n_special > 0)
-    {
-      g_printerr (g_dngettext (GETTEXT_PACKAGE,
-                               "%s: note: %lu NaN with a sign or payload is stored as the default NaN",
-                               "%s: note: %lu NaNs with a sign or payload are stored as the default NaN",
-                               n_special),
-                  display, (gulong) n_special);
-      g_printerr ("\n");
-    }
-}
-
 static gboolean
 is_reserved_name (const char *name)
 {
   return g_str_equal (name, "serio.sealed") || g_str_equal (name, "serio.seal");
 }
 
+/* ------------------------------------------------------------------ */
+/* NumPy to serio                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The serio file being written, as the sink of the NumPy reader. */
+typedef struct
+{
+  const char   *in;
+  const char   *display;
+  SerioWriter  *writer;
+  int           status;         /* why the sink stopped */
+  GError       *write_error;    /* … when the output failed */
+  guint64       n_special;      /* NaNs of the array, other than the default */
+  GArray       *notes;          /* of guint64: those of the arrays that had some */
+} ToSerio;
+
+static gboolean
+to_serio_begin (gpointer                user_data,
+                const SerioNumpyHeader *header)
+{
+  ToSerio *c = user_data;
+  g_autofree char *name = NULL;
+  g_autofree char *stored = NULL;
+
+  if (header->name != NULL)
+    name = g_strdup (header->name);
+  else if (array_name != NULL)
+    name = g_utf8_make_valid (array_name, -1);
+  else
+    name = name_from_path (c->in);
+
+  if (is_reserved_name (name))
+    {
+      g_autofree char *shown = serio_tool_escape_name (name);
+
+      /* TRANSLATORS: the program, a file name and an array name */
+      g_printerr (_("%s: %s: “%s” is a name that serio files reserve for their seal"),
+                  g_get_prgname (), c->display, shown);
+      g_printerr ("\n");
+      c->status = SERIO_TOOL_EXIT_FAILURE;
+      return FALSE;
+    }
+
+  if (header->n_dims > SERIO_SHAPE_MAX_DIMS)
+    {
+      g_autofree char *shown = serio_tool_escape_name (name);
+
+      g_printerr (g_dngettext (GETTEXT_PACKAGE,
+                               /* TRANSLATORS: the program, a file name,
+                                * an array name, its number of
+                                * dimensions and the most that serio
+                                * shapes have */
+                               "%s: %s: “%s” has %u dimension, and serio shapes have at most %u",
+                               "%s: %s: “%s” has %u dimensions, and serio shapes have at most %u",
+                               header->n_dims),
+                  g_get_prgname (), c->display, shown, header->n_dims,
+                  (guint) SERIO_SHAPE_MAX_DIMS);
+      g_printerr ("\n");
+      c->status = SERIO_TOOL_EXIT_FAILURE;
+      return FALSE;
+    }
+
+  /* A vector keeps its plain name (“w”, not “w[3]”), unless the name
+   * ends like a shape suffix, which the shape's own suffix then
+   * follows, so that the name reads back as it was. Otherwise the name
+   * is that of serio_bundle_append_with_shape(). */
+  if (header->n_dims == 1 && !g_str_has_suffix (name, "]"))
+    {
+      stored = g_steal_pointer (&name);
+    }
+  else
+    {
+      GString *shaped = g_string_new (name);
+
+      g_string_append_c (shaped, '[');
+      for (guint k = 0; k < header->n_dims; k++)
+        g_string_append_printf (shaped, "%s%" G_GUINT64_FORMAT, k > 0 ? "x" : "", header->shape[k]);
+      g_string_append_c (shaped, ']');
+      stored = g_string_free (shaped, FALSE);
+    }
+
+  c->n_special = 0;
+  if (!serio_writer_begin_array (c->writer, stored, header->n_values, NULL, &c->write_error))
+    {
+      c->status = SERIO_TOOL_EXIT_ERROR;
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+to_serio_values (gpointer      user_data,
+                 const double *values,
+                 gsize         n_values)
+{
+  ToSerio *c = user_data;
+
+  /* NaNs that are not the default quiet NaN, which serio stores instead. */
+  for (gsize i = 0; i < n_values; i++)
+    {
+      guint64 bits;
+
+      memcpy (&bits, &values[i], sizeof bits);
+      if (isnan (values[i]) && bits != CANONICAL_NAN_BITS)
+        c->n_special++;
+    }
+
+  if (!serio_writer_add_values (c->writer, values, n_values, NULL, &c->write_error))
+    {
+      c->status = SERIO_TOOL_EXIT_ERROR;
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* What the conversion of an array changes is told once every array was
+ * read without a problem (a .npz member's CRC-32 is checked after its
+ * values went by). */
+static gboolean
+to_serio_end (gpointer user_data)
+{
+  ToSerio *c = user_data;
+
+  if (c->n_special > 0)
+    g_array_append_val (c->notes, c->n_special);
+
+  return TRUE;
+}
+
+static void
+print_notes (ToSerio *c)
+{
+  for (guint i = 0; i < c->notes->len; i++)
+    {
+      gulong n_special = (gulong) MIN (g_array_index (c->notes, guint64, i), G_MAXULONG);
+
+      g_printerr (g_dngettext (GETTEXT_PACKAGE,
+                               "%s: note: %lu NaN with a sign or payload is stored as the default NaN",
+                               "%s: note: %lu NaNs with a sign or payload are stored as the default NaN",
+                               n_special),
+                  c->display, n_special);
+      g_printerr ("\n");
+    }
+}
+
+static const SerioNumpySink to_serio_sink = {
+  to_serio_begin,
+  to_serio_values,
+  to_serio_end,
+};
+
+/* The arrays are read and written as they come, through bounded buffers:
+ * the serio file is written to the save's temporary file, which replaces
+ * OUT only once every array was read without an error. */
 static int
 numpy_to_serio (const char *in,
                 Format      in_format,
                 const char *out)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) bytes = NULL;
-  g_autoptr(SerioBundle) bundle = NULL;
+  g_autoptr(GInputStream) stream = NULL;
   g_autoptr(GFile) file = NULL;
-  g_autoptr(GPtrArray) arrays = NULL;
+  g_autoptr(SerioSave) save = NULL;
+  g_autoptr(SerioWriter) writer = NULL;
   g_autofree char *display = g_filename_display_name (in);
+  g_autoptr(GArray) notes = g_array_new (FALSE, FALSE, sizeof (guint64));
+  ToSerio c = { in, display, NULL, SERIO_TOOL_EXIT_OK, NULL, 0, notes };
+  gboolean io_failed = FALSE;
+  gboolean read;
+  goffset size;
 
-  bytes = serio_tool_load (in, &error);
-  if (bytes == NULL)
+  stream = serio_tool_open_input (in, &size, &error);
+  if (stream == NULL)
     {
       serio_tool_print_error (error);
       return SERIO_TOOL_EXIT_ERROR;
     }
 
+  file = g_file_new_for_path (out);
+  save = _serio_save_begin (file, NULL, &error);
+  if (save == NULL)
+    {
+      print_file_error (out, &error);
+      return SERIO_TOOL_EXIT_ERROR;
+    }
+  writer = plain ? serio_writer_new_plain (_serio_save_get_stream (save)) :
+                   serio_writer_new (_serio_save_get_stream (save));
+  c.writer = writer;
+
   if (in_format == FORMAT_NPZ)
     {
-      arrays = serio_tool_npz_read (bytes, &error);
-      if (arrays == NULL)
-        {
-          print_file_error (in, &error);
-          return SERIO_TOOL_EXIT_FAILURE;
-        }
+      read = serio_numpy_read_npz (stream, size, &to_serio_sink, &c, &io_failed, &error);
     }
   else
     {
-      SerioToolArray *array = g_new0 (SerioToolArray, 1);
-      gsize size;
-      const guchar *data = g_bytes_get_data (bytes, &size);
+      SerioNumpyFileSource source;
 
-      arrays = g_ptr_array_new_with_free_func ((GDestroyNotify) serio_tool_array_free);
-      g_ptr_array_add (arrays, array);
-      if (!serio_tool_npy_read (data, size, array, &error))
+      serio_numpy_file_source_init (&source, stream, size);
+      read = serio_numpy_read_npy (&source.source, NULL, &to_serio_sink, &c, &error);
+      io_failed = source.source.io_failed;
+    }
+
+  /* On any failure, the writer and the save are dropped: OUT stays. */
+  if (!read)
+    {
+      if (error != NULL)
         {
           print_file_error (in, &error);
-          return SERIO_TOOL_EXIT_FAILURE;
+          return io_failed ? SERIO_TOOL_EXIT_ERROR : SERIO_TOOL_EXIT_FAILURE;
         }
+      if (c.write_error != NULL)
+        {
+          print_file_error (out, &c.write_error);
+          g_clear_error (&c.write_error);
+        }
+      return c.status;
     }
 
-  bundle = serio_bundle_new ();
-  for (guint i = 0; i < arrays->len; i++)
-    {
-      SerioToolArray *array = g_ptr_array_index (arrays, i);
-      g_autofree char *name = NULL;
-
-      if (array->name != NULL)
-        name = g_strdup (array->name);
-      else
-        name = array_name != NULL ? g_strdup (array_name) : name_from_path (in);
-
-      if (is_reserved_name (name))
-        {
-          g_autofree char *shown = serio_tool_escape_name (name);
-
-          /* TRANSLATORS: the program, a file name and an array name */
-          g_printerr (_("%s: %s: “%s” is a name that serio files reserve for their seal"),
-                      g_get_prgname (), display, shown);
-          g_printerr ("\n");
-          return SERIO_TOOL_EXIT_FAILURE;
-        }
-
-      if (array->n_dims > SERIO_SHAPE_MAX_DIMS)
-        {
-          g_autofree char *shown = serio_tool_escape_name (name);
-
-          g_printerr (g_dngettext (GETTEXT_PACKAGE,
-                                   /* TRANSLATORS: the program, a file name,
-                                    * an array name, its number of
-                                    * dimensions and the most that serio
-                                    * shapes have */
-                                   "%s: %s: “%s” has %u dimension, and serio shapes have at most %u",
-                                   "%s: %s: “%s” has %u dimensions, and serio shapes have at most %u",
-                                   array->n_dims),
-                      g_get_prgname (), display, shown, array->n_dims,
-                      (guint) SERIO_SHAPE_MAX_DIMS);
-          g_printerr ("\n");
-          return SERIO_TOOL_EXIT_FAILURE;
-        }
-
-      print_notes (display, array);
-      /* A vector keeps its plain name (“w”, not “w[3]”), unless the name
-       * ends like a shape suffix, which the shape's own suffix then
-       * follows, so that the name reads back as it was. */
-      if (array->n_dims == 1 && !g_str_has_suffix (name, "]"))
-        serio_bundle_append (bundle, name, array->values, array->n_values);
-      else
-        serio_bundle_append_with_shape (bundle, name, array->shape, array->n_dims,
-                                        array->values, array->n_values);
-    }
-
-  file = g_file_new_for_path (out);
-  if (!serio_bundle_save_to_file_full (bundle, file,
-                                       plain ? SERIO_SAVE_FLAGS_PLAIN : SERIO_SAVE_FLAGS_NONE,
-                                       NULL, &error))
+  print_notes (&c);
+  if (!serio_writer_finish (writer, NULL, &error) ||
+      !_serio_save_commit (g_steal_pointer (&save), NULL, &error))
     {
       print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
@@ -246,54 +335,102 @@ numpy_to_serio (const char *in,
   return SERIO_TOOL_EXIT_OK;
 }
 
-/* Fills @array with array @index of @bundle, its base name and its shape;
- * the values are the bundle's. */
-static void
-array_view (SerioBundle    *bundle,
-            guint           index,
-            SerioToolArray *array)
+/* ------------------------------------------------------------------ */
+/* Serio to NumPy                                                     */
+/* ------------------------------------------------------------------ */
+
+/* The NumPy file being written. Everything read is provisional until the
+ * reader reached the end of a valid text, so the output goes to a save
+ * that is committed only then; when the output fails, or the arrays
+ * turn out not to be convertible, the reading goes on without output, so
+ * that a problem with the input is still the one reported, as when the
+ * whole file was read before anything was written. */
+typedef struct
 {
-  *array = (SerioToolArray) { 0, };
-  array->name = serio_bundle_get_base_name (bundle, index);
-  array->values = (double *) serio_bundle_get_values (bundle, index, &array->n_values);
-  array->shape = serio_bundle_get_shape (bundle, index, &array->n_dims);
-  array->type_name = "float64";
-}
+  GFile             *file;
+  SerioNumpyFormat   format;
+  SerioSave         *save;
+  SerioNumpyWriter  *writer;
+  GError            *error;       /* the output failed */
+} ToNumpy;
 
 static void
-array_views_free (SerioToolArray *arrays,
-                  guint           n_arrays)
+to_numpy_drop (ToNumpy *c)
 {
-  for (guint i = 0; i < n_arrays; i++)
+  g_clear_pointer (&c->writer, serio_numpy_writer_free);
+  g_clear_pointer (&c->save, _serio_save_abort);
+}
+
+/* Starts the output over, for the array to come. */
+static void
+to_numpy_start (ToNumpy *c)
+{
+  to_numpy_drop (c);
+  if (c->error != NULL)
+    return;
+
+  c->save = _serio_save_begin (c->file, NULL, &c->error);
+  if (c->save != NULL)
+    c->writer = serio_numpy_writer_new (_serio_save_get_stream (c->save), c->format);
+}
+
+/* Reads the values of the reader's current array, and writes them to
+ * the output when @wanted. FALSE only when the input failed. */
+static gboolean
+copy_array (SerioReader  *reader,
+            ToNumpy      *c,
+            gboolean      wanted,
+            double       *values,
+            GError      **error)
+{
+  gboolean writing = wanted && c->writer != NULL;
+
+  if (writing)
     {
-      g_free (arrays[i].name);
-      g_free (arrays[i].shape);
+      g_autofree char *base_name = serio_reader_get_base_name (reader);
+      g_autofree guint64 *shape = NULL;
+      guint n_dims;
+
+      shape = serio_reader_get_shape (reader, &n_dims);
+      if (!serio_numpy_writer_begin_array (c->writer, base_name, shape, n_dims,
+                                           serio_reader_get_n_values (reader), &c->error))
+        {
+          to_numpy_drop (c);
+          writing = FALSE;
+        }
     }
-  g_free (arrays);
+
+  /* Every value is parsed, those of the arrays not written too: a
+   * skipped array would not be checked in a plain text. */
+  for (;;)
+    {
+      gsize n;
+
+      if (!serio_reader_read_values (reader, values, SERIO_NUMPY_CHUNK_VALUES, &n, NULL, error))
+        return FALSE;
+      if (n == 0)
+        break;
+      if (writing && !serio_numpy_writer_add_values (c->writer, values, n, &c->error))
+        {
+          to_numpy_drop (c);
+          writing = FALSE;
+        }
+    }
+
+  if (writing && !serio_numpy_writer_end_array (c->writer, &c->error))
+    to_numpy_drop (c);
+
+  return TRUE;
 }
 
 static int
-one_array_of (SerioBundle *bundle,
-              const char  *in,
-              guint       *index)
+print_arrays_held (const char *in,
+                   guint64     n_arrays)
 {
-  guint n_arrays = serio_bundle_get_n_arrays (bundle);
   g_autofree char *display = g_filename_display_name (in);
+  guint n = (guint) MIN (n_arrays, G_MAXUINT);
 
-  if (array_name != NULL)
-    {
-      if (!serio_bundle_lookup (bundle, array_name, index))
-        return serio_tool_no_such_array (in, array_name);
-      return SERIO_TOOL_EXIT_OK;
-    }
-
-  if (n_arrays == 1)
-    {
-      *index = 0;
-      return SERIO_TOOL_EXIT_OK;
-    }
-
-  if (n_arrays == 0)
+  if (n == 0)
     /* TRANSLATORS: the program, then a file name */
     g_printerr (_("%s: %s holds no array"), g_get_prgname (), display);
   else
@@ -302,93 +439,160 @@ one_array_of (SerioBundle *bundle,
                               * and its number of arrays */
                              "%s: %s holds %u array: choose one with --name",
                              "%s: %s holds %u arrays: choose one with --name",
-                             n_arrays),
-                g_get_prgname (), display, n_arrays);
+                             n),
+                g_get_prgname (), display, n);
   g_printerr ("\n");
 
   return SERIO_TOOL_EXIT_FAILURE;
 }
 
-/* A .npz archive holds one array per name: base names must not repeat. */
-static int
-check_unique_names (SerioBundle *bundle,
-                    const char  *in)
-{
-  g_autoptr(GHashTable) seen = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
-
-  for (guint i = 0; i < serio_bundle_get_n_arrays (bundle); i++)
-    {
-      char *name = serio_bundle_get_base_name (bundle, i);
-
-      if (!g_hash_table_add (seen, name))
-        {
-          g_autofree char *display = g_filename_display_name (in);
-          g_autofree char *shown = serio_tool_escape_name (name);
-
-          /* TRANSLATORS: the program, a file name and an array name */
-          g_printerr (_("%s: %s: more than one array is called “%s”, and a .npz file "
-                        "holds one array per name"),
-                      g_get_prgname (), display, shown);
-          g_printerr ("\n");
-          return SERIO_TOOL_EXIT_FAILURE;
-        }
-    }
-
-  return SERIO_TOOL_EXIT_OK;
-}
-
+/* The serio file is read once, front to back, with a SerioReader. To
+ * .npy, the array is the only one, or the first called NAME (by its
+ * name, else by its base name, as serio_bundle_lookup() finds it: a base
+ * name match is written until an exact match comes, which starts the
+ * output over). To .npz, every array becomes a member named after its
+ * base name, which must not repeat. */
 static int
 serio_to_numpy (const char *in,
                 const char *out,
                 Format      out_format)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(SerioBundle) bundle = NULL;
+  g_autoptr(GInputStream) stream = NULL;
+  g_autoptr(SerioReader) reader = NULL;
   g_autoptr(GFile) file = NULL;
-  SerioToolArray *arrays = NULL;
+  g_autoptr(GHashTable) names = NULL;
+  g_autofree double *values = NULL;
+  g_autofree char *duplicate = NULL;
+  ToNumpy c = { NULL, };
+  guint64 n_arrays = 0;
+  gboolean found = FALSE, found_exact = FALSE;
+  goffset size;
   int status = SERIO_TOOL_EXIT_OK;
-  guint n_arrays;
-  gboolean written;
 
-  bundle = serio_tool_load_bundle (in, NULL, &status);
-  if (bundle == NULL)
-    return status;
-
-  if (out_format == FORMAT_NPY)
+  stream = serio_tool_open_input (in, &size, &error);
+  if (stream == NULL)
     {
-      guint index;
-
-      status = one_array_of (bundle, in, &index);
-      if (status != SERIO_TOOL_EXIT_OK)
-        return status;
-      n_arrays = 1;
-      arrays = g_new (SerioToolArray, 1);
-      array_view (bundle, index, &arrays[0]);
-    }
-  else
-    {
-      status = check_unique_names (bundle, in);
-      if (status != SERIO_TOOL_EXIT_OK)
-        return status;
-      n_arrays = serio_bundle_get_n_arrays (bundle);
-      arrays = g_new (SerioToolArray, MAX (n_arrays, 1));
-      for (guint i = 0; i < n_arrays; i++)
-        array_view (bundle, i, &arrays[i]);
-    }
-
-  file = g_file_new_for_path (out);
-  written = serio_tool_npy_write (file, arrays, n_arrays,
-                                  out_format == FORMAT_NPY ? SERIO_TOOL_NPY :
-                                  compress ? SERIO_TOOL_NPZ_COMPRESSED : SERIO_TOOL_NPZ,
-                                  &error);
-  array_views_free (arrays, n_arrays);
-  if (!written)
-    {
-      print_file_error (out, &error);
+      serio_tool_print_error (error);
       return SERIO_TOOL_EXIT_ERROR;
     }
 
-  return SERIO_TOOL_EXIT_OK;
+  file = g_file_new_for_path (out);
+  c.file = file;
+  c.format = out_format == FORMAT_NPY ? SERIO_NUMPY_NPY :
+             compress ? SERIO_NUMPY_NPZ_COMPRESSED : SERIO_NUMPY_NPZ;
+  if (out_format == FORMAT_NPZ)
+    {
+      names = g_hash_table_new_full (g_str_hash, g_str_equal, g_free, NULL);
+      to_numpy_start (&c);
+    }
+
+  reader = serio_reader_new (stream);
+  values = g_new (double, SERIO_NUMPY_CHUNK_VALUES);
+  while (serio_reader_next (reader, NULL, &error))
+    {
+      gboolean wanted = FALSE;
+
+      n_arrays++;
+      if (out_format == FORMAT_NPZ)
+        {
+          char *base_name = serio_reader_get_base_name (reader);
+
+          if (duplicate == NULL && g_hash_table_contains (names, base_name))
+            {
+              duplicate = base_name;
+              to_numpy_drop (&c);
+            }
+          else if (duplicate == NULL)
+            {
+              g_hash_table_add (names, base_name);
+              wanted = TRUE;
+            }
+          else
+            {
+              g_free (base_name);
+            }
+        }
+      else if (array_name != NULL)
+        {
+          if (strcmp (serio_reader_get_name (reader), array_name) == 0)
+            {
+              wanted = !found_exact;
+              found_exact = TRUE;
+            }
+          else if (!found)
+            {
+              g_autofree char *base_name = serio_reader_get_base_name (reader);
+
+              wanted = strcmp (base_name, array_name) == 0;
+            }
+          found = found || wanted;
+          if (wanted)
+            to_numpy_start (&c);
+        }
+      else
+        {
+          wanted = n_arrays == 1;
+          if (wanted)
+            to_numpy_start (&c);
+          else
+            to_numpy_drop (&c);
+        }
+
+      if (!copy_array (reader, &c, wanted, values, &error))
+        break;
+    }
+
+  if (error != NULL)
+    {
+      if (error->domain == SERIO_ERROR)
+        {
+          serio_tool_report_parse_error (in, error);
+          status = SERIO_TOOL_EXIT_FAILURE;
+        }
+      else
+        {
+          print_file_error (in, &error);
+          status = SERIO_TOOL_EXIT_ERROR;
+        }
+    }
+  else if (out_format == FORMAT_NPY && array_name != NULL && !found)
+    {
+      status = serio_tool_no_such_array (in, array_name);
+    }
+  else if (out_format == FORMAT_NPY && array_name == NULL && n_arrays != 1)
+    {
+      status = print_arrays_held (in, n_arrays);
+    }
+  else if (duplicate != NULL)
+    {
+      g_autofree char *display = g_filename_display_name (in);
+      g_autofree char *shown = serio_tool_escape_name (duplicate);
+
+      /* TRANSLATORS: the program, a file name and an array name */
+      g_printerr (_("%s: %s: more than one array is called “%s”, and a .npz file "
+                    "holds one array per name"),
+                  g_get_prgname (), display, shown);
+      g_printerr ("\n");
+      status = SERIO_TOOL_EXIT_FAILURE;
+    }
+  else if (c.error == NULL &&
+           (!serio_numpy_writer_finish (c.writer, &c.error) ||
+            !_serio_save_commit (g_steal_pointer (&c.save), NULL, &c.error)))
+    {
+      g_assert (c.error != NULL);
+    }
+
+  if (status == SERIO_TOOL_EXIT_OK && c.error != NULL)
+    {
+      print_file_error (out, &c.error);
+      status = SERIO_TOOL_EXIT_ERROR;
+    }
+
+  to_numpy_drop (&c);
+  g_clear_error (&c.error);
+
+  return status;
 }
 
 int

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-npy.c: reading and writing NumPy .npy files of 64-bit floats
+/* serio-npy.c: reading NumPy .npy files, and writing .npy files and .npz
+ * archives of 64-bit floats, as streams
  *
  * Copyright 2026 The libserio authors
  *
@@ -8,6 +9,13 @@
  * (2 bytes little-endian in version 1.0, 4 bytes in 2.0 and 3.0), then the
  * header: a Python dict literal with the keys 'descr', 'fortran_order' and
  * 'shape', padded with spaces and ended by a newline. The data follows.
+ *
+ * The reader takes the header, checks it against the size of the data,
+ * then converts the data to doubles in pieces, for a sink (serio-numpy.h).
+ * Fortran-order data is put in C order through a block of bounded size.
+ * The writer writes each array as its values come; a .npz member's CRC-32
+ * goes into a data descriptor after its data (APPNOTE 4.3.9), since the
+ * output (a save's temporary file) is not read back.
  */
 
 #include "config.h"
@@ -18,14 +26,15 @@
 #include <glib/gi18n.h>
 #include <zlib.h>
 
-#include "serio-save.h"
-#include "serio-tool.h"
+#include "serio-numpy.h"
 
 #define MAGIC "\x93NUMPY"
 #define MAGIC_LEN 6
 
-/* NumPy allows 64 dimensions (32 before NumPy 2.0). */
-#define MAX_DIMS 64
+#define MAX_DIMS SERIO_NUMPY_MAX_DIMS
+
+/* The longest header read: NumPy's own are a few hundred bytes. */
+#define MAX_HEADER_LEN (1024 * 1024)
 
 /* The most of a hostile descr shown in a message. */
 #define MAX_SHOWN_DESCR 32
@@ -250,12 +259,13 @@ serio_tool_shape_to_string (const guint64 *shape,
   return g_string_free (out, FALSE);
 }
 
-/* The number of elements, or FALSE if it does not fit in a gsize. */
+
+/* The number of elements, or FALSE if it does not fit in 64 bits. */
 static gboolean
 count_elements (const Header *header,
-                gsize        *n_elements)
+                guint64      *n_elements)
 {
-  gsize n = 1;
+  guint64 n = 1;
 
   for (guint k = 0; k < header->n_dims; k++)
     {
@@ -268,7 +278,7 @@ count_elements (const Header *header,
 
   for (guint k = 0; k < header->n_dims; k++)
     {
-      if (header->shape[k] > G_MAXSIZE / n)
+      if (header->shape[k] > G_MAXUINT64 / n)
         return FALSE;
       n *= header->shape[k];
     }
@@ -435,10 +445,11 @@ load_element (const guchar *p,
     }
 }
 
+/* An element that no double holds; @index is its index in C order. */
 static gboolean
 inexact_element (const guchar *p,
                  const Dtype  *dtype,
-                 gsize         index,
+                 guint64       index,
                  GError      **error)
 {
   guint64 bits = load_bits (p, dtype);
@@ -464,52 +475,29 @@ inexact_element (const guchar *p,
   return FALSE;
 }
 
-/* Copies the elements in C order (the last index varying fastest), from
- * data laid out in Fortran order (the first index varying fastest) when
- * @fortran_order is set. */
+/* Converts @n_values elements at @raw to doubles; @first_index is the C
+ * order index of the first, for the message about an inexact one. */
 static gboolean
-load_elements (const Header *header,
-               const guchar *data,
-               const Dtype  *dtype,
-               double       *values,
-               gsize         n_values,
-               GError      **error)
+convert_elements (const guchar *raw,
+                  const Dtype  *dtype,
+                  double       *values,
+                  gsize         n_values,
+                  guint64       first_index,
+                  GError      **error)
 {
-  guint64 index[MAX_DIMS] = { 0, };
-  guint64 stride[MAX_DIMS];
-  guint64 offset = 0;
-  gboolean fortran = header->fortran_order && header->n_dims > 1;
-
-  if (!fortran)
+  if (dtype->kind == KIND_FLOAT && dtype->size == 8 &&
+      dtype->big_endian == (G_BYTE_ORDER == G_BIG_ENDIAN))
     {
-      for (gsize i = 0; i < n_values; i++)
-        {
-          if (!load_element (data + i * dtype->size, dtype, &values[i]))
-            return inexact_element (data + i * dtype->size, dtype, i, error);
-        }
+      memcpy (values, raw, n_values * sizeof (double));
       return TRUE;
     }
 
-  for (guint k = 0; k < header->n_dims; k++)
-    stride[k] = k == 0 ? 1 : stride[k - 1] * header->shape[k - 1];
-
   for (gsize i = 0; i < n_values; i++)
     {
-      const guchar *p = data + offset * dtype->size;
+      const guchar *p = raw + i * dtype->size;
 
       if (!load_element (p, dtype, &values[i]))
-        return inexact_element (p, dtype, i, error);
-
-      for (guint k = header->n_dims; k-- > 0;)
-        {
-          if (++index[k] < header->shape[k])
-            {
-              offset += stride[k];
-              break;
-            }
-          offset -= (header->shape[k] - 1) * stride[k];
-          index[k] = 0;
-        }
+        return inexact_element (p, dtype, first_index + i, error);
     }
 
   return TRUE;
@@ -533,92 +521,502 @@ describe_descr (const char *descr)
   return g_string_free (out, FALSE);
 }
 
-void
-serio_tool_array_clear (SerioToolArray *array)
+static gboolean
+data_shorter (const Header  *header,
+              GError       **error)
 {
-  g_clear_pointer (&array->name, g_free);
-  g_clear_pointer (&array->values, g_free);
-  g_clear_pointer (&array->shape, g_free);
-  array->n_values = 0;
-  array->n_dims = 0;
+  g_autofree char *shape_text = serio_tool_shape_to_string (header->shape, header->n_dims);
+
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+               _("the data is shorter than the shape %s requires"), shape_text);
+  return FALSE;
 }
 
-void
-serio_tool_array_free (SerioToolArray *array)
+static gboolean
+data_longer (const Header  *header,
+             GError       **error)
 {
-  serio_tool_array_clear (array);
-  g_free (array);
+  g_autofree char *shape_text = serio_tool_shape_to_string (header->shape, header->n_dims);
+
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+               _("the data is longer than the shape %s requires"), shape_text);
+  return FALSE;
+}
+
+/* Reads @size bytes, fewer only at the end of the source. */
+static gboolean
+read_fully (SerioNumpySource  *source,
+            void              *buffer,
+            gsize              size,
+            gsize             *n_read,
+            GError           **error)
+{
+  gsize done = 0;
+
+  while (done < size)
+    {
+      gssize n = source->read (source, (guchar *) buffer + done, size - done, error);
+
+      if (n < 0)
+        return FALSE;
+      if (n == 0)
+        break;
+      done += n;
+    }
+
+  *n_read = done;
+  return TRUE;
+}
+
+/* What a .npy file is being read into: the sink, and the conversion of
+ * its elements. */
+typedef struct
+{
+  SerioNumpySource      *source;
+  const SerioNumpySink  *sink;
+  gpointer               user_data;
+  const Header          *header;
+  Dtype                  dtype;
+  guint64                n_values;
+  guint64                data_offset;     /* in the source */
+  guint64                emitted;         /* values handed to the sink */
+  double                *values;          /* SERIO_NUMPY_CHUNK_VALUES */
+} Npy;
+
+/* Converts @n_values elements in C order at @raw and hands them to the
+ * sink, in pieces. FALSE without an error: the sink stopped. */
+static gboolean
+emit_elements (Npy           *npy,
+               const guchar  *raw,
+               guint64        n_values,
+               GError       **error)
+{
+  while (n_values > 0)
+    {
+      gsize n = (gsize) MIN (n_values, SERIO_NUMPY_CHUNK_VALUES);
+
+      if (!convert_elements (raw, &npy->dtype, npy->values, n, npy->emitted, error))
+        return FALSE;
+      if (!npy->sink->values (npy->user_data, npy->values, n))
+        return FALSE;
+      npy->emitted += n;
+      raw += n * npy->dtype.size;
+      n_values -= n;
+    }
+
+  return TRUE;
+}
+
+static gboolean
+read_c_order (Npy     *npy,
+              GError **error)
+{
+  gsize chunk_size = SERIO_NUMPY_CHUNK_VALUES * npy->dtype.size;
+  g_autofree guchar *raw = g_malloc (chunk_size);
+
+  while (npy->emitted < npy->n_values)
+    {
+      gsize n = (gsize) MIN (npy->n_values - npy->emitted, SERIO_NUMPY_CHUNK_VALUES);
+      gsize got;
+
+      if (!read_fully (npy->source, raw, n * npy->dtype.size, &got, error))
+        return FALSE;
+      if (got < n * npy->dtype.size)
+        return data_shorter (npy->header, error);
+      if (!emit_elements (npy, raw, n, error))
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Fortran-order data is transposed to C order through a bounded block:
+ * data of up to FORTRAN_IN_MEMORY bytes is read whole, larger data is read
+ * where it lies, by offset (from a .npy file, or from a temporary file
+ * that a compressed .npz member is first inflated into). */
+#define FORTRAN_IN_MEMORY (8 * 1024 * 1024)
+#define FORTRAN_BLOCK_VALUES (1024 * 1024)
+#define WINDOW_SIZE (256 * 1024)
+
+typedef struct _Fetcher Fetcher;
+
+struct _Fetcher
+{
+  /* The data in memory, or read by offset through a window */
+  const guchar  *data;
+  gboolean     (*read_at) (Fetcher  *fetcher,
+                           guint64   offset,
+                           void     *buffer,
+                           gsize     size,
+                           gsize    *n_read,
+                           GError  **error);
+  SerioNumpySource *source;
+  guint64        base;            /* of the data, for read_at */
+  GFileIOStream *spill;
+  guint64        size;            /* of the data */
+  const Header  *header;
+  guchar        *window;
+  guint64        window_offset;
+  gsize          window_len;
+};
+
+static gboolean
+fetcher_read_source (Fetcher  *fetcher,
+                     guint64   offset,
+                     void     *buffer,
+                     gsize     size,
+                     gsize    *n_read,
+                     GError  **error)
+{
+  return fetcher->source->read_at (fetcher->source, fetcher->base + offset, buffer, size,
+                                   n_read, error);
+}
+
+static gboolean
+fetcher_read_spill (Fetcher  *fetcher,
+                    guint64   offset,
+                    void     *buffer,
+                    gsize     size,
+                    gsize    *n_read,
+                    GError  **error)
+{
+  GInputStream *in = g_io_stream_get_input_stream (G_IO_STREAM (fetcher->spill));
+
+  if (!g_seekable_seek (G_SEEKABLE (fetcher->spill), (goffset) offset, G_SEEK_SET, NULL, error) ||
+      !g_input_stream_read_all (in, buffer, size, n_read, NULL, error))
+    {
+      fetcher->source->io_failed = TRUE;
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Copies @size bytes of the data at @offset to @dest. With @ahead, the
+ * bytes that follow are likely wanted next: a window of them is read. */
+static gboolean
+fetch (Fetcher   *fetcher,
+       guint64    offset,
+       void      *dest,
+       gsize      size,
+       gboolean   ahead,
+       GError   **error)
+{
+  gsize got;
+
+  if (fetcher->data != NULL)
+    {
+      memcpy (dest, fetcher->data + offset, size);
+      return TRUE;
+    }
+
+  if (offset >= fetcher->window_offset &&
+      offset - fetcher->window_offset <= fetcher->window_len &&
+      size <= fetcher->window_len - (offset - fetcher->window_offset))
+    {
+      memcpy (dest, fetcher->window + (offset - fetcher->window_offset), size);
+      return TRUE;
+    }
+
+  if (!ahead || size >= WINDOW_SIZE)
+    {
+      if (!fetcher->read_at (fetcher, offset, dest, size, &got, error))
+        return FALSE;
+      if (got < size)
+        return data_shorter (fetcher->header, error);
+      return TRUE;
+    }
+
+  fetcher->window_offset = offset;
+  fetcher->window_len = 0;
+  if (!fetcher->read_at (fetcher, offset, fetcher->window,
+                         (gsize) MIN (WINDOW_SIZE, fetcher->size - offset), &got, error))
+    return FALSE;
+  fetcher->window_len = got;
+  if (got < size)
+    return data_shorter (fetcher->header, error);
+  memcpy (dest, fetcher->window, size);
+
+  return TRUE;
+}
+
+/* Copies the data of a compressed member (which cannot seek) to an
+ * unlinked temporary file, which can. */
+static gboolean
+spill (Npy      *npy,
+       Fetcher  *fetcher,
+       GError  **error)
+{
+  g_autoptr(GFile) file = NULL;
+  g_autofree guchar *buffer = g_malloc (WINDOW_SIZE);
+  GOutputStream *out;
+
+  file = g_file_new_tmp ("serio-convert-XXXXXX", &fetcher->spill, error);
+  if (file == NULL)
+    {
+      npy->source->io_failed = TRUE;
+      return FALSE;
+    }
+  g_file_delete (file, NULL, NULL);
+
+  out = g_io_stream_get_output_stream (G_IO_STREAM (fetcher->spill));
+  for (guint64 done = 0; done < fetcher->size;)
+    {
+      gsize n = (gsize) MIN (fetcher->size - done, WINDOW_SIZE);
+      gsize got;
+
+      if (!read_fully (npy->source, buffer, n, &got, error))
+        return FALSE;
+      if (got < n)
+        return data_shorter (npy->header, error);
+      if (!g_output_stream_write_all (out, buffer, n, NULL, NULL, error))
+        {
+          npy->source->io_failed = TRUE;
+          return FALSE;
+        }
+      done += n;
+    }
+
+  fetcher->read_at = fetcher_read_spill;
+  return TRUE;
 }
 
 /*
- * serio_tool_npy_read:
- * @data: the contents of a .npy file
- * @size: their size
- * @array: (out caller-allocates): the array, its elements as doubles in C
- *   order, native-endian, and its shape; its name is left %NULL
+ * The data holds element (i0, …, ik-1) at the offset Σ it·St (Fortran
+ * order: St the product of the dimensions before t), the output wants it
+ * at Σ it·Ct (C order: Ct the product of those after t). The output is
+ * made in blocks that are contiguous in C order: with j the first
+ * dimension such that Cj elements fit in a block, a block has i0 … ij-1
+ * fixed, ij in a range [a, a + b) and every value of the indices after j.
+ * Its elements are fetched in Fortran order, that is at increasing
+ * offsets, and put in place in C order.
+ */
+static gboolean
+read_fortran_order (Npy     *npy,
+                    GError **error)
+{
+  const guint64 *d = npy->header->shape;
+  guint k = npy->header->n_dims;
+  gsize elem = npy->dtype.size;
+  guint64 S[SERIO_NUMPY_MAX_DIMS], C[SERIO_NUMPY_MAX_DIMS];
+  guint64 prefix[SERIO_NUMPY_MAX_DIMS] = { 0, };
+  guint64 prefix_offset = 0;
+  guint64 q[SERIO_NUMPY_MAX_DIMS];
+  g_autofree guchar *raw = NULL;
+  g_autofree guchar *block = NULL;
+  g_autofree guchar *run = NULL;
+  g_autofree guchar *window = NULL;
+  Fetcher fetcher = { 0, };
+  guint64 b_max;
+  gboolean ahead, ok = FALSE;
+  guint j;
+
+  fetcher.source = npy->source;
+  fetcher.header = npy->header;
+  fetcher.size = npy->n_values * elem;
+
+  if (fetcher.size <= FORTRAN_IN_MEMORY)
+    {
+      gsize got;
+
+      raw = g_malloc (MAX (fetcher.size, 1));
+      if (!read_fully (npy->source, raw, (gsize) fetcher.size, &got, error))
+        return FALSE;
+      if (got < fetcher.size)
+        return data_shorter (npy->header, error);
+      fetcher.data = raw;
+    }
+  else
+    {
+      window = g_malloc (WINDOW_SIZE);
+      fetcher.window = window;
+      /* Without a known size, the data is read through to check its end. */
+      if (npy->source->read_at != NULL && npy->source->size >= 0)
+        {
+          fetcher.read_at = fetcher_read_source;
+          fetcher.base = npy->data_offset;
+        }
+      else if (!spill (npy, &fetcher, error))
+        {
+          g_clear_object (&fetcher.spill);
+          return FALSE;
+        }
+    }
+
+  /* The shape has no 0 dimension (there are values), and its product
+   * does not overflow. */
+  for (guint t = 0; t < k; t++)
+    S[t] = t == 0 ? 1 : S[t - 1] * d[t - 1];
+  for (guint t = k; t-- > 0;)
+    C[t] = t == k - 1 ? 1 : C[t + 1] * d[t + 1];
+  for (j = 0; C[j] > FORTRAN_BLOCK_VALUES; j++)
+    ;
+  b_max = MIN (FORTRAN_BLOCK_VALUES / C[j], d[j]);
+  block = g_malloc ((gsize) (b_max * C[j]) * elem);
+  if (j == 0)
+    run = g_malloc ((gsize) b_max * elem);
+
+  /* Successive fetches are this far apart: a window is worth reading
+   * when they are close. */
+  if (j == 0)
+    ahead = k < 2 || S[1] * elem <= WINDOW_SIZE / 4;
+  else
+    ahead = S[j] * elem <= WINDOW_SIZE / 4;
+
+  for (;;)
+    {
+      gboolean advanced = FALSE;
+
+      for (guint64 a = 0; a < d[j]; a += b_max)
+        {
+          guint64 b = MIN (b_max, d[j] - a);
+          guint64 f_offset = 0, c_offset = 0;
+
+          memset (q, 0, sizeof q);
+          for (guint64 m = 0; m < C[j]; m++)
+            {
+              guint64 start = prefix_offset + a * S[j] + f_offset;
+
+              if (j == 0)
+                {
+                  if (!fetch (&fetcher, start * elem, run, (gsize) b * elem, ahead, error))
+                    goto out;
+                  for (guint64 r = 0; r < b; r++)
+                    memcpy (block + (gsize) (r * C[j] + c_offset) * elem, run + (gsize) r * elem,
+                            elem);
+                }
+              else
+                {
+                  for (guint64 r = 0; r < b; r++)
+                    if (!fetch (&fetcher, (start + r * S[j]) * elem,
+                                block + (gsize) (r * C[j] + c_offset) * elem, elem, ahead, error))
+                      goto out;
+                }
+
+              /* The next indices after j, in Fortran order. */
+              for (guint t = j + 1; t < k; t++)
+                {
+                  if (++q[t] < d[t])
+                    {
+                      f_offset += S[t];
+                      c_offset += C[t];
+                      break;
+                    }
+                  f_offset -= (d[t] - 1) * S[t];
+                  c_offset -= (d[t] - 1) * C[t];
+                  q[t] = 0;
+                }
+            }
+
+          if (!emit_elements (npy, block, b * C[j], error))
+            goto out;
+        }
+
+      /* The next indices before j, in C order. */
+      for (guint t = j; t-- > 0;)
+        {
+          if (++prefix[t] < d[t])
+            {
+              prefix_offset += S[t];
+              advanced = TRUE;
+              break;
+            }
+          prefix_offset -= (d[t] - 1) * S[t];
+          prefix[t] = 0;
+        }
+      if (!advanced)
+        break;
+    }
+  ok = TRUE;
+
+out:
+  g_clear_object (&fetcher.spill);
+  return ok;
+}
+
+/*
+ * serio_numpy_read_npy:
+ * @source: the bytes of a .npy file
+ * @name: (nullable): the name of the array, for the sink
+ * @sink: what the array goes to
  *
  * Reads arrays of floats (float64, float32, float16), integers (8 to 64
  * bits, signed or not) and booleans, in either byte order and in C or
- * Fortran order. Nothing is allocated before the shape is checked against
- * the size of the data.
+ * Fortran order, and hands their values to @sink as doubles in C order,
+ * in pieces. The header is checked against the size of the data, when it
+ * is known, before the sink sees it; nothing is allocated from a size
+ * that the file gives.
+ *
+ * Returns: %TRUE when the whole array was read; %FALSE with @error set
+ *   when the data is not valid or cannot be read (see
+ *   SerioNumpySource:io_failed), or without when the sink stopped
  */
 gboolean
-serio_tool_npy_read (const guchar    *data,
-                     gsize            size,
-                     SerioToolArray  *array,
-                     GError         **error)
+serio_numpy_read_npy (SerioNumpySource      *source,
+                      const char            *name,
+                      const SerioNumpySink  *sink,
+                      gpointer               user_data,
+                      GError               **error)
 {
-  gsize header_len, data_offset, n;
-  Header header = { 0, };
+  guchar prefix[12];
+  g_autofree char *text = NULL;
   g_autofree char *descr = NULL;
   g_autofree double *values = NULL;
-  Dtype dtype;
+  Header header = { 0, };
+  SerioNumpyHeader info = { 0, };
+  Npy npy = { 0, };
+  guint64 header_len, data_offset, n;
+  gsize got, length_size;
   guint major;
 
-  *array = (SerioToolArray) { 0, };
-
-  if (size < MAGIC_LEN + 2 || memcmp (data, MAGIC, MAGIC_LEN) != 0)
+  if (!read_fully (source, prefix, MAGIC_LEN + 2, &got, error))
+    return FALSE;
+  if (got < MAGIC_LEN + 2 || memcmp (prefix, MAGIC, MAGIC_LEN) != 0)
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                            _("not a NumPy .npy file"));
       return FALSE;
     }
 
-  major = data[6];
-  if (major < 1 || major > 3 || data[7] != 0)
+  major = prefix[6];
+  if (major < 1 || major > 3 || prefix[7] != 0)
     {
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                   _("unsupported .npy format version %u.%u"), major, (guint) data[7]);
+                   _("unsupported .npy format version %u.%u"), major, (guint) prefix[7]);
       return FALSE;
     }
 
-  if (major == 1)
-    {
-      if (size < 10)
-        return malformed (error);
-      header_len = data[8] | (gsize) data[9] << 8;
-      data_offset = 10;
-    }
-  else
-    {
-      if (size < 12)
-        return malformed (error);
-      header_len = data[8] | (gsize) data[9] << 8 | (gsize) data[10] << 16 | (gsize) data[11] << 24;
-      data_offset = 12;
-    }
+  length_size = major == 1 ? 2 : 4;
+  if (!read_fully (source, prefix + 8, length_size, &got, error))
+    return FALSE;
+  if (got < length_size)
+    return malformed (error);
+  header_len = prefix[8] | (guint64) prefix[9] << 8;
+  if (major > 1)
+    header_len |= (guint64) prefix[10] << 16 | (guint64) prefix[11] << 24;
+  data_offset = 8 + length_size;
 
-  if (header_len > size - data_offset)
+  /* A header is a few hundred bytes; NumPy itself refuses those above
+   * 10000 bytes unless told otherwise. */
+  if ((source->size >= 0 && header_len > (guint64) source->size - MIN ((guint64) source->size, data_offset)) ||
+      header_len > MAX_HEADER_LEN)
     return malformed (error);
 
-  if (!parse_header ((const char *) data + data_offset, header_len, &header, error))
+  text = g_malloc (MAX (header_len, 1));
+  if (!read_fully (source, text, (gsize) header_len, &got, error))
+    return FALSE;
+  if (got < header_len)
+    return malformed (error);
+  data_offset += header_len;
+
+  if (!parse_header (text, (gsize) header_len, &header, error))
     {
       g_free (header.descr);
       return FALSE;
     }
   descr = g_steal_pointer (&header.descr);
-  data_offset += header_len;
 
-  if (!parse_descr (descr, &dtype))
+  if (!parse_descr (descr, &npy.dtype))
     {
       g_autofree char *shown = describe_descr (descr);
 
@@ -628,55 +1026,130 @@ serio_tool_npy_read (const guchar    *data,
       return FALSE;
     }
 
-  if (!count_elements (&header, &n) || n > (size - data_offset) / dtype.size)
+  if (!count_elements (&header, &n) || n > G_MAXUINT64 / npy.dtype.size)
+    return data_shorter (&header, error);
+  if (source->size >= 0)
     {
-      g_autofree char *shape_text = serio_tool_shape_to_string (header.shape, header.n_dims);
+      guint64 data_size = (guint64) source->size - MIN ((guint64) source->size, data_offset);
 
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   _("the data is shorter than the shape %s requires"), shape_text);
-      return FALSE;
-    }
-  if (n * dtype.size != size - data_offset)
-    {
-      g_autofree char *shape_text = serio_tool_shape_to_string (header.shape, header.n_dims);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   _("the data is longer than the shape %s requires"), shape_text);
-      return FALSE;
+      if (n > data_size / npy.dtype.size)
+        return data_shorter (&header, error);
+      if (n * npy.dtype.size != data_size)
+        return data_longer (&header, error);
     }
 
-  values = g_try_new (double, MAX (n, 1));
-  if (values == NULL)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                           _("not enough memory for the array"));
-      return FALSE;
-    }
-
-  if (!load_elements (&header, data + data_offset, &dtype, values, n, error))
+  info.name = name;
+  memcpy (info.shape, header.shape, sizeof info.shape);
+  info.n_dims = header.n_dims;
+  info.n_values = n;
+  info.type_name = npy.dtype.type_name;
+  if (!sink->begin (user_data, &info))
     return FALSE;
 
-  array->values = g_steal_pointer (&values);
-  array->n_values = n;
-  array->n_dims = header.n_dims;
-  array->shape = g_memdup2 (header.shape, MAX (header.n_dims, 1) * sizeof (guint64));
-  array->type_name = dtype.type_name;
+  values = g_new (double, SERIO_NUMPY_CHUNK_VALUES);
+  npy.source = source;
+  npy.sink = sink;
+  npy.user_data = user_data;
+  npy.header = &header;
+  npy.n_values = n;
+  npy.data_offset = data_offset;
+  npy.values = values;
+
+  if (header.fortran_order && header.n_dims > 1 && n > 0)
+    {
+      if (!read_fortran_order (&npy, error))
+        return FALSE;
+    }
+  else if (!read_c_order (&npy, error))
+    {
+      return FALSE;
+    }
+
+  if (source->size < 0)
+    {
+      guchar extra;
+
+      if (!read_fully (source, &extra, 1, &got, error))
+        return FALSE;
+      if (got > 0)
+        return data_longer (&header, error);
+    }
+
+  return sink->end (user_data);
+}
+
+static gssize
+file_source_read (SerioNumpySource  *source,
+                  void              *buffer,
+                  gsize              size,
+                  GError           **error)
+{
+  SerioNumpyFileSource *file_source = (SerioNumpyFileSource *) source;
+  gssize n = g_input_stream_read (file_source->stream, buffer, MIN (size, G_MAXSSIZE),
+                                  NULL, error);
+
+  if (n < 0)
+    source->io_failed = TRUE;
+  return n;
+}
+
+static gboolean
+file_source_read_at (SerioNumpySource  *source,
+                     guint64            offset,
+                     void              *buffer,
+                     gsize              size,
+                     gsize             *n_read,
+                     GError           **error)
+{
+  SerioNumpyFileSource *file_source = (SerioNumpyFileSource *) source;
+  GSeekable *seekable = G_SEEKABLE (file_source->stream);
+  goffset position = g_seekable_tell (seekable);
+
+  *n_read = 0;
+  if (offset > G_MAXINT64)
+    return TRUE;
+  if (!g_seekable_seek (seekable, (goffset) offset, G_SEEK_SET, NULL, error) ||
+      !g_input_stream_read_all (file_source->stream, buffer, size, n_read, NULL, error) ||
+      !g_seekable_seek (seekable, position, G_SEEK_SET, NULL, error))
+    {
+      source->io_failed = TRUE;
+      return FALSE;
+    }
 
   return TRUE;
 }
 
+/* A source on @stream, a whole .npy file of @size bytes (-1 if unknown);
+ * it reads by offset when the stream can seek. */
+void
+serio_numpy_file_source_init (SerioNumpyFileSource *file_source,
+                              GInputStream         *stream,
+                              gint64                size)
+{
+  *file_source = (SerioNumpyFileSource) { { 0, }, stream };
+  file_source->source.read = file_source_read;
+  if (G_IS_SEEKABLE (stream) && g_seekable_can_seek (G_SEEKABLE (stream)))
+    file_source->source.read_at = file_source_read_at;
+  file_source->source.size = size;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                            */
+/* ------------------------------------------------------------------ */
+
 /* The prefix and header of a version 1.0 .npy file of little-endian
  * float64 in C order, padded to a multiple of 64 bytes as NumPy does. */
 static GByteArray *
-npy_header (const SerioToolArray *array)
+npy_header (const guint64 *shape,
+            guint          n_dims)
 {
   static const guchar prefix[8] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0 };
-  g_autofree char *shape = serio_tool_shape_to_string (array->shape, array->n_dims);
+  g_autofree char *shape_text = serio_tool_shape_to_string (shape, n_dims);
   g_autoptr(GString) header = g_string_new (NULL);
   GByteArray *out = g_byte_array_new ();
   guint8 length[2];
 
-  g_string_printf (header, "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", shape);
+  g_string_printf (header, "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", shape_text);
   while ((sizeof prefix + sizeof length + header->len + 1) % 64 != 0)
     g_string_append_c (header, ' ');
   g_string_append_c (header, '\n');
@@ -690,82 +1163,8 @@ npy_header (const SerioToolArray *array)
   return out;
 }
 
-/* Calls @func on the values of @array as little-endian bytes, in pieces. */
-static gboolean
-foreach_data_chunk (const SerioToolArray  *array,
-                    gboolean             (*func) (const void *data,
-                                                  gsize       size,
-                                                  gpointer    user_data,
-                                                  GError    **error),
-                    gpointer               user_data,
-                    GError               **error)
-{
-  guint64 chunk[8192];
-
-  for (gsize done = 0; done < array->n_values;)
-    {
-      gsize n = MIN (array->n_values - done, G_N_ELEMENTS (chunk));
-
-      for (gsize i = 0; i < n; i++)
-        {
-          guint64 bits;
-
-          memcpy (&bits, &array->values[done + i], sizeof bits);
-          chunk[i] = GUINT64_TO_LE (bits);
-        }
-      if (!func (chunk, n * sizeof (guint64), user_data, error))
-        return FALSE;
-      done += n;
-    }
-
-  return TRUE;
-}
-
-typedef struct
-{
-  GOutputStream *stream;
-  guint64        written;
-} Writer;
-
-static gboolean
-writer_write (const void  *data,
-              gsize        size,
-              gpointer     user_data,
-              GError     **error)
-{
-  Writer *writer = user_data;
-
-  if (!g_output_stream_write_all (writer->stream, data, size, NULL, NULL, error))
-    return FALSE;
-  writer->written += size;
-
-  return TRUE;
-}
-
-static gboolean
-crc_update (const void  *data,
-            gsize        size,
-            gpointer     user_data,
-            GError     **error)
-{
-  uLong *crc = user_data;
-
-  *crc = crc32 (*crc, data, (uInt) size);
-  return TRUE;
-}
-
-static gboolean
-write_npy (Writer                *writer,
-           const SerioToolArray  *array,
-           GError               **error)
-{
-  g_autoptr(GByteArray) header = npy_header (array);
-
-  return writer_write (header->data, header->len, writer, error) &&
-         foreach_data_chunk (array, writer_write, writer, error);
-}
-
-/* Sizes and offsets of ZIP without its ZIP64 extension. */
+/* Sizes and offsets of ZIP without its ZIP64 extension: a field of this
+ * value says that the ZIP64 record holds it. */
 #define ZIP_LIMIT G_GUINT64_CONSTANT (0xffffffff)
 #define ZIP_MAX_ENTRIES 0xffff
 
@@ -773,6 +1172,16 @@ write_npy (Writer                *writer,
  * they were written. */
 #define ZIP_DOS_DATE 0x21
 #define ZIP_DOS_TIME 0
+
+/* Bit 3: sizes and CRC-32 in a data descriptor after the data, since
+ * they are known only then; bit 11: the name is UTF-8. */
+#define ZIP_FLAG_DESCRIPTOR (1 << 3)
+#define ZIP_FLAG_UTF8 (1 << 11)
+
+#define ZIP_VERSION 20
+#define ZIP64_VERSION 45
+
+#define DEFLATE_BUFFER_SIZE 65536
 
 static void
 put16 (GByteArray *out,
@@ -792,6 +1201,14 @@ put32 (GByteArray *out,
   g_byte_array_append (out, b, sizeof b);
 }
 
+static void
+put64 (GByteArray *out,
+       guint64     value)
+{
+  put32 (out, value & ZIP_LIMIT);
+  put32 (out, value >> 32);
+}
+
 static gboolean
 is_ascii (const char *text)
 {
@@ -808,218 +1225,411 @@ static gboolean
 too_large (GError **error)
 {
   g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                       _("the arrays are too large for a .npz file without ZIP64 "
-                         "(4 GiB, 65535 arrays), which is not supported"));
+                       /* TRANSLATORS: an array declares more values than
+                        * any file can hold */
+                       _("the array is too large for a .npy file"));
   return FALSE;
 }
 
-typedef struct
+struct _SerioNumpyWriter
 {
-  z_stream    z;
-  GByteArray *out;
-} Deflater;
+  GOutputStream    *stream;
+  SerioNumpyFormat  format;
+  guint64           written;
+  guint64           n_arrays;
+  GByteArray       *central;
+  guint64          *chunk;          /* SERIO_NUMPY_CHUNK_VALUES, little-endian */
+  guint8           *deflated;       /* DEFLATE_BUFFER_SIZE */
+
+  /* The array being written */
+  gboolean          in_array;
+  guint64           n_left;
+  char             *member;
+  guint             flags;
+  gboolean          zip64;
+  guint64           offset;         /* of its local header */
+  guint64           size;           /* of its .npy bytes */
+  guint64           stored_size;    /* of what was written of them */
+  uLong             crc;
+  z_stream          z;
+  gboolean          deflating;
+};
+
+/*
+ * serio_numpy_writer_new:
+ * @stream: where the file goes
+ * @format: a .npy file of one array, or a .npz archive, stored or
+ *   compressed with deflate
+ *
+ * Writes a version 1.0 .npy file of one little-endian float64 array of its
+ * shape, or a .npz archive of such files, as the values come: each array
+ * between serio_numpy_writer_begin_array() and
+ * serio_numpy_writer_end_array(), the archive completed by
+ * serio_numpy_writer_finish(). A .npz member's CRC-32 (and, compressed,
+ * its size) follows its data in a data descriptor, and ZIP64 records are
+ * written where sizes, offsets or the number of members need them, as
+ * Python's zipfile writes to a stream that cannot seek; numpy.load()
+ * reads them. The output does not depend on when it was written.
+ */
+SerioNumpyWriter *
+serio_numpy_writer_new (GOutputStream    *stream,
+                        SerioNumpyFormat  format)
+{
+  SerioNumpyWriter *writer = g_new0 (SerioNumpyWriter, 1);
+
+  writer->stream = g_object_ref (stream);
+  writer->format = format;
+  writer->central = g_byte_array_new ();
+  writer->chunk = g_new (guint64, SERIO_NUMPY_CHUNK_VALUES);
+  if (format == SERIO_NUMPY_NPZ_COMPRESSED)
+    writer->deflated = g_malloc (DEFLATE_BUFFER_SIZE);
+
+  return writer;
+}
+
+void
+serio_numpy_writer_free (SerioNumpyWriter *writer)
+{
+  if (writer->deflating)
+    deflateEnd (&writer->z);
+  g_object_unref (writer->stream);
+  g_byte_array_unref (writer->central);
+  g_free (writer->chunk);
+  g_free (writer->deflated);
+  g_free (writer->member);
+  g_free (writer);
+}
 
 static gboolean
-deflate_chunk (const void  *data,
-               gsize        size,
-               gpointer     user_data,
-               GError     **error)
+write_raw (SerioNumpyWriter  *writer,
+           const void        *data,
+           gsize              size,
+           GError           **error)
 {
-  Deflater *d = user_data;
+  if (!g_output_stream_write_all (writer->stream, data, size, NULL, NULL, error))
+    return FALSE;
+  writer->written += size;
 
-  d->z.next_in = (Bytef *) data;
-  d->z.avail_in = (uInt) size;
-  while (d->z.avail_in > 0)
+  return TRUE;
+}
+
+/* Feeds @size bytes to the deflate stream (all of them with @flush
+ * Z_FINISH, to its end) and writes what comes out. */
+static gboolean
+deflate_data (SerioNumpyWriter  *writer,
+              const void        *data,
+              gsize              size,
+              int                flush,
+              GError           **error)
+{
+  int ret;
+
+  writer->z.next_in = (Bytef *) data;
+  writer->z.avail_in = (uInt) size;
+  do
     {
-      guint8 buffer[65536];
+      gsize produced;
 
-      d->z.next_out = buffer;
-      d->z.avail_out = sizeof buffer;
-      if (deflate (&d->z, Z_NO_FLUSH) == Z_STREAM_ERROR)
+      writer->z.next_out = writer->deflated;
+      writer->z.avail_out = DEFLATE_BUFFER_SIZE;
+      ret = deflate (&writer->z, flush);
+      g_assert (ret != Z_STREAM_ERROR);
+      produced = DEFLATE_BUFFER_SIZE - writer->z.avail_out;
+      if (!write_raw (writer, writer->deflated, produced, error))
         return FALSE;
-      g_byte_array_append (d->out, buffer, sizeof buffer - d->z.avail_out);
+      writer->stored_size += produced;
+    }
+  while (writer->z.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
+
+  return TRUE;
+}
+
+/* The bytes of the current array's .npy file. */
+static gboolean
+write_npy_bytes (SerioNumpyWriter  *writer,
+                 const void        *data,
+                 gsize              size,
+                 GError           **error)
+{
+  if (writer->format == SERIO_NUMPY_NPY)
+    return write_raw (writer, data, size, error);
+
+  writer->crc = crc32 (writer->crc, data, (uInt) size);
+  if (writer->format == SERIO_NUMPY_NPZ_COMPRESSED)
+    return deflate_data (writer, data, size, Z_NO_FLUSH, error);
+
+  writer->stored_size += size;
+  return write_raw (writer, data, size, error);
+}
+
+/*
+ * serio_numpy_writer_begin_array:
+ * @name: the member's name less ".npy", for a .npz archive
+ * @shape: (array length=n_dims): the shape
+ * @n_values: the product of the dimensions: the values to add
+ */
+gboolean
+serio_numpy_writer_begin_array (SerioNumpyWriter  *writer,
+                                const char        *name,
+                                const guint64     *shape,
+                                guint              n_dims,
+                                guint64            n_values,
+                                GError           **error)
+{
+  g_autoptr(GByteArray) header = NULL;
+  g_autoptr(GByteArray) local = NULL;
+  gsize name_len;
+  guint64 bound;
+
+  g_return_val_if_fail (!writer->in_array, FALSE);
+  g_return_val_if_fail (writer->format != SERIO_NUMPY_NPY || writer->n_arrays == 0, FALSE);
+
+  header = npy_header (shape, n_dims);
+  if (n_values > (G_MAXUINT64 - header->len) / sizeof (double))
+    return too_large (error);
+  writer->size = header->len + n_values * sizeof (double);
+  writer->n_left = n_values;
+
+  if (writer->format == SERIO_NUMPY_NPY)
+    {
+      if (!write_raw (writer, header->data, header->len, error))
+        return FALSE;
+      writer->in_array = TRUE;
+      return TRUE;
+    }
+
+  g_free (writer->member);
+  writer->member = g_strconcat (name, ".npy", NULL);
+  name_len = strlen (writer->member);
+  if (name_len > 0xffff)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                           /* TRANSLATORS: ZIP limits the names of members to
+                            * 65535 bytes */
+                           _("the name of the array is too long for a member of a .npz file"));
+      return FALSE;
+    }
+
+  /* A member that might not fit in 32-bit sizes gets ZIP64 sizes: deflate
+   * makes data that does not compress at most a few bytes per 16 KiB
+   * larger. */
+  bound = writer->size;
+  if (writer->format == SERIO_NUMPY_NPZ_COMPRESSED)
+    {
+      if (bound > G_MAXUINT64 - (bound >> 10) - 1024)
+        return too_large (error);
+      bound += (bound >> 10) + 1024;
+    }
+  writer->zip64 = bound >= ZIP_LIMIT;
+  writer->flags = ZIP_FLAG_DESCRIPTOR | (is_ascii (writer->member) ? 0 : ZIP_FLAG_UTF8);
+  writer->offset = writer->written;
+  writer->stored_size = 0;
+  writer->crc = crc32 (0, NULL, 0);
+
+  local = g_byte_array_new ();
+  put32 (local, 0x04034b50);
+  put16 (local, writer->zip64 ? ZIP64_VERSION : ZIP_VERSION);
+  put16 (local, writer->flags);
+  put16 (local, writer->format == SERIO_NUMPY_NPZ_COMPRESSED ? 8 : 0);
+  put16 (local, ZIP_DOS_TIME);
+  put16 (local, ZIP_DOS_DATE);
+  put32 (local, 0);                   /* CRC-32 and sizes: in the descriptor */
+  put32 (local, 0);
+  put32 (local, 0);
+  put16 (local, name_len);
+  put16 (local, writer->zip64 ? 20 : 0);
+  g_byte_array_append (local, (const guint8 *) writer->member, name_len);
+  if (writer->zip64)
+    {
+      put16 (local, 0x0001);          /* ZIP64: both sizes, in the descriptor */
+      put16 (local, 16);
+      put64 (local, 0);
+      put64 (local, 0);
+    }
+  if (!write_raw (writer, local->data, local->len, error))
+    return FALSE;
+
+  if (writer->format == SERIO_NUMPY_NPZ_COMPRESSED)
+    {
+      if (deflateInit2 (&writer->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8,
+                        Z_DEFAULT_STRATEGY) != Z_OK)
+        g_error ("deflateInit2 failed: out of memory");
+      writer->deflating = TRUE;
+    }
+  writer->in_array = TRUE;
+
+  return write_npy_bytes (writer, header->data, header->len, error);
+}
+
+/* The next @n_values values of the array, at most those left. */
+gboolean
+serio_numpy_writer_add_values (SerioNumpyWriter  *writer,
+                               const double      *values,
+                               gsize              n_values,
+                               GError           **error)
+{
+  g_return_val_if_fail (writer->in_array, FALSE);
+  g_return_val_if_fail (n_values <= writer->n_left, FALSE);
+
+  for (gsize done = 0; done < n_values;)
+    {
+      gsize n = MIN (n_values - done, SERIO_NUMPY_CHUNK_VALUES);
+
+      for (gsize i = 0; i < n; i++)
+        {
+          guint64 bits;
+
+          memcpy (&bits, &values[done + i], sizeof bits);
+          writer->chunk[i] = GUINT64_TO_LE (bits);
+        }
+      if (!write_npy_bytes (writer, writer->chunk, n * sizeof (guint64), error))
+        return FALSE;
+      writer->n_left -= n;
+      done += n;
     }
 
   return TRUE;
 }
 
-/* A member's .npy bytes compressed with raw deflate, as
- * numpy.savez_compressed() writes them. */
-static GByteArray *
-deflate_member (const GByteArray     *header,
-                const SerioToolArray *array)
+/* Ends the array, once all its values were added. */
+gboolean
+serio_numpy_writer_end_array (SerioNumpyWriter  *writer,
+                              GError           **error)
 {
-  Deflater d = { { 0, }, g_byte_array_new () };
-  int ret;
+  g_autoptr(GByteArray) descriptor = NULL;
+  g_autoptr(GByteArray) extra = NULL;
+  GByteArray *central = writer->central;
+  gsize name_len;
+  gboolean needs_zip64;
 
-  if (deflateInit2 (&d.z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8,
-                    Z_DEFAULT_STRATEGY) != Z_OK)
-    g_error ("deflateInit2 failed: out of memory");
+  g_return_val_if_fail (writer->in_array, FALSE);
+  g_return_val_if_fail (writer->n_left == 0, FALSE);
 
-  deflate_chunk (header->data, header->len, &d, NULL);
-  foreach_data_chunk (array, deflate_chunk, &d, NULL);
-  do
+  writer->in_array = FALSE;
+  writer->n_arrays++;
+  if (writer->format == SERIO_NUMPY_NPY)
+    return TRUE;
+
+  if (writer->format == SERIO_NUMPY_NPZ_COMPRESSED)
     {
-      guint8 buffer[65536];
+      gboolean done = deflate_data (writer, NULL, 0, Z_FINISH, error);
 
-      d.z.next_out = buffer;
-      d.z.avail_out = sizeof buffer;
-      ret = deflate (&d.z, Z_FINISH);
-      g_byte_array_append (d.out, buffer, sizeof buffer - d.z.avail_out);
+      deflateEnd (&writer->z);
+      writer->deflating = FALSE;
+      if (!done)
+        return FALSE;
     }
-  while (ret == Z_OK);
-  deflateEnd (&d.z);
-
-  return d.out;
-}
-
-/* A ZIP archive of "NAME.npy" members, stored as numpy.savez() writes it,
- * or compressed with deflate as numpy.savez_compressed() does. Member
- * names are UTF-8, flagged as such when they are not ASCII. */
-static gboolean
-write_npz (Writer                *writer,
-           const SerioToolArray  *arrays,
-           guint                  n_arrays,
-           gboolean               compress,
-           GError               **error)
-{
-  g_autoptr(GByteArray) central = g_byte_array_new ();
-  g_autoptr(GByteArray) end = g_byte_array_new ();
-  guint method = compress ? 8 : 0;
-  guint64 central_offset;
-
-  if (n_arrays > ZIP_MAX_ENTRIES)
+  if (!writer->zip64 && writer->stored_size >= ZIP_LIMIT)
     return too_large (error);
 
-  for (guint i = 0; i < n_arrays; i++)
+  descriptor = g_byte_array_new ();
+  put32 (descriptor, 0x08074b50);
+  put32 (descriptor, writer->crc);
+  if (writer->zip64)
     {
-      g_autoptr(GByteArray) header = npy_header (&arrays[i]);
-      g_autoptr(GByteArray) local = g_byte_array_new ();
-      g_autoptr(GByteArray) compressed = NULL;
-      g_autofree char *member = g_strconcat (arrays[i].name, ".npy", NULL);
-      gsize name_len = strlen (member);
-      guint flags = is_ascii (member) ? 0 : 1 << 11;
-      guint64 offset = writer->written;
-      guint64 size, stored_size;
-      uLong crc = crc32 (0, NULL, 0);
+      put64 (descriptor, writer->stored_size);
+      put64 (descriptor, writer->size);
+    }
+  else
+    {
+      put32 (descriptor, writer->stored_size);
+      put32 (descriptor, writer->size);
+    }
+  if (!write_raw (writer, descriptor->data, descriptor->len, error))
+    return FALSE;
 
-      if (arrays[i].n_values > (ZIP_LIMIT - header->len) / sizeof (double) ||
-          name_len > 0xffff)
-        return too_large (error);
-      size = header->len + (guint64) arrays[i].n_values * sizeof (double);
+  /* In the central directory, the ZIP64 field holds the values that do
+   * not fit, in this order. */
+  extra = g_byte_array_new ();
+  if (writer->size >= ZIP_LIMIT)
+    put64 (extra, writer->size);
+  if (writer->stored_size >= ZIP_LIMIT)
+    put64 (extra, writer->stored_size);
+  if (writer->offset >= ZIP_LIMIT)
+    put64 (extra, writer->offset);
+  needs_zip64 = writer->zip64 || extra->len > 0;
 
-      crc = crc32 (crc, header->data, header->len);
-      foreach_data_chunk (&arrays[i], crc_update, &crc, NULL);
-      if (compress)
-        compressed = deflate_member (header, &arrays[i]);
-      stored_size = compress ? compressed->len : size;
-      if (stored_size > ZIP_LIMIT || offset > ZIP_LIMIT - 30 - name_len - stored_size)
-        return too_large (error);
+  name_len = strlen (writer->member);
+  put32 (central, 0x02014b50);
+  put16 (central, 0x0300 | (needs_zip64 ? ZIP64_VERSION : ZIP_VERSION));   /* made by: Unix */
+  put16 (central, needs_zip64 ? ZIP64_VERSION : ZIP_VERSION);
+  put16 (central, writer->flags);
+  put16 (central, writer->format == SERIO_NUMPY_NPZ_COMPRESSED ? 8 : 0);
+  put16 (central, ZIP_DOS_TIME);
+  put16 (central, ZIP_DOS_DATE);
+  put32 (central, writer->crc);
+  put32 (central, MIN (writer->stored_size, ZIP_LIMIT));
+  put32 (central, MIN (writer->size, ZIP_LIMIT));
+  put16 (central, name_len);
+  put16 (central, extra->len > 0 ? extra->len + 4 : 0);
+  put16 (central, 0);                 /* comment */
+  put16 (central, 0);                 /* disk */
+  put16 (central, 0);                 /* internal attributes */
+  put32 (central, (guint64) 0100644 << 16);   /* a regular file, rw-r--r-- */
+  put32 (central, MIN (writer->offset, ZIP_LIMIT));
+  g_byte_array_append (central, (const guint8 *) writer->member, name_len);
+  if (extra->len > 0)
+    {
+      put16 (central, 0x0001);
+      put16 (central, extra->len);
+      g_byte_array_append (central, extra->data, extra->len);
+    }
 
-      put32 (local, 0x04034b50);
-      put16 (local, 20);                /* version needed: 2.0 */
-      put16 (local, flags);
-      put16 (local, method);
-      put16 (local, ZIP_DOS_TIME);
-      put16 (local, ZIP_DOS_DATE);
-      put32 (local, crc);
-      put32 (local, stored_size);
-      put32 (local, size);
-      put16 (local, name_len);
-      put16 (local, 0);                 /* no extra field */
-      g_byte_array_append (local, (const guint8 *) member, name_len);
+  return TRUE;
+}
 
-      put32 (central, 0x02014b50);
-      put16 (central, 0x0300 | 20);     /* made by: Unix, 2.0 */
-      put16 (central, 20);
-      put16 (central, flags);
-      put16 (central, method);
-      put16 (central, ZIP_DOS_TIME);
-      put16 (central, ZIP_DOS_DATE);
-      put32 (central, crc);
-      put32 (central, stored_size);
-      put32 (central, size);
-      put16 (central, name_len);
-      put16 (central, 0);               /* extra field */
-      put16 (central, 0);               /* comment */
-      put16 (central, 0);               /* disk */
-      put16 (central, 0);               /* internal attributes */
-      put32 (central, (guint64) 0100644 << 16);   /* a regular file, rw-r--r-- */
-      put32 (central, offset);
-      g_byte_array_append (central, (const guint8 *) member, name_len);
+/* Completes the file: for a .npz archive, its central directory. */
+gboolean
+serio_numpy_writer_finish (SerioNumpyWriter  *writer,
+                           GError           **error)
+{
+  g_autoptr(GByteArray) end = NULL;
+  guint64 central_offset, central_size;
 
-      if (!writer_write (local->data, local->len, writer, error))
-        return FALSE;
-      if (compress)
-        {
-          if (!writer_write (compressed->data, compressed->len, writer, error))
-            return FALSE;
-        }
-      else if (!writer_write (header->data, header->len, writer, error) ||
-               !foreach_data_chunk (&arrays[i], writer_write, writer, error))
-        {
-          return FALSE;
-        }
+  g_return_val_if_fail (!writer->in_array, FALSE);
+
+  if (writer->format == SERIO_NUMPY_NPY)
+    {
+      g_return_val_if_fail (writer->n_arrays == 1, FALSE);
+      return TRUE;
     }
 
   central_offset = writer->written;
-  if (central_offset > ZIP_LIMIT - central->len)
-    return too_large (error);
-
-  put32 (end, 0x06054b50);
-  put16 (end, 0);                       /* this disk */
-  put16 (end, 0);                       /* the disk of the central directory */
-  put16 (end, n_arrays);
-  put16 (end, n_arrays);
-  put32 (end, central->len);
-  put32 (end, central_offset);
-  put16 (end, 0);                       /* comment */
-
-  return writer_write (central->data, central->len, writer, error) &&
-         writer_write (end->data, end->len, writer, error);
-}
-
-static gboolean
-write_output (GOutputStream         *stream,
-              const SerioToolArray  *arrays,
-              guint                  n_arrays,
-              SerioToolNumpyFormat   format,
-              GError               **error)
-{
-  Writer writer = { stream, 0 };
-
-  if (format != SERIO_TOOL_NPY)
-    return write_npz (&writer, arrays, n_arrays, format == SERIO_TOOL_NPZ_COMPRESSED, error);
-
-  g_return_val_if_fail (n_arrays == 1, FALSE);
-  return write_npy (&writer, &arrays[0], error);
-}
-
-/*
- * serio_tool_npy_write:
- * @arrays: the arrays to write; in a .npz archive, their names are those
- *   of the members, less ".npy"
- * @format: a .npy file of the one array, or a .npz archive of all
- *   @arrays, stored or compressed
- *
- * Writes a version 1.0 .npy file of one little-endian float64 array of its
- * shape, or a .npz archive of such files, replacing @file atomically
- * through the library's save helper, as serio_bundle_save_to_file() does:
- * on failure @file is left as it was (or absent, if it did not exist), the
- * mode of an existing file is kept, and errors name @file.
- */
-gboolean
-serio_tool_npy_write (GFile                 *file,
-                      const SerioToolArray  *arrays,
-                      guint                  n_arrays,
-                      SerioToolNumpyFormat   format,
-                      GError               **error)
-{
-  g_autoptr(SerioSave) save = _serio_save_begin (file, NULL, error);
-
-  if (save == NULL ||
-      !write_output (_serio_save_get_stream (save), arrays, n_arrays, format, error))
+  central_size = writer->central->len;
+  if (!write_raw (writer, writer->central->data, writer->central->len, error))
     return FALSE;
 
-  return _serio_save_commit (g_steal_pointer (&save), NULL, error);
+  end = g_byte_array_new ();
+  if (writer->n_arrays >= ZIP_MAX_ENTRIES || central_size >= ZIP_LIMIT ||
+      central_offset >= ZIP_LIMIT)
+    {
+      guint64 zip64_end_offset = writer->written;
+
+      put32 (end, 0x06064b50);        /* ZIP64 end of central directory */
+      put64 (end, 44);                /* the size of the rest of it */
+      put16 (end, 0x0300 | ZIP64_VERSION);
+      put16 (end, ZIP64_VERSION);
+      put32 (end, 0);                 /* this disk */
+      put32 (end, 0);                 /* the disk of the central directory */
+      put64 (end, writer->n_arrays);
+      put64 (end, writer->n_arrays);
+      put64 (end, central_size);
+      put64 (end, central_offset);
+
+      put32 (end, 0x07064b50);        /* its locator */
+      put32 (end, 0);
+      put64 (end, zip64_end_offset);
+      put32 (end, 1);                 /* disks */
+    }
+
+  put32 (end, 0x06054b50);
+  put16 (end, 0);                     /* this disk */
+  put16 (end, 0);                     /* the disk of the central directory */
+  put16 (end, MIN (writer->n_arrays, ZIP_MAX_ENTRIES));
+  put16 (end, MIN (writer->n_arrays, ZIP_MAX_ENTRIES));
+  put32 (end, MIN (central_size, ZIP_LIMIT));
+  put32 (end, MIN (central_offset, ZIP_LIMIT));
+  put16 (end, 0);                     /* comment */
+
+  return write_raw (writer, end->data, end->len, error);
 }

@@ -11,16 +11,24 @@
  * NumPy writes ZIP64 extra fields even for small archives, so they are
  * read too. Every length is checked against the size of the file, and a
  * compressed member is inflated no further than its declared size.
+ *
+ * The archive is read by offset, through buffers of a bounded size: the
+ * end of the file for the end of central directory record, one entry of
+ * the central directory at a time, and each member's data in pieces,
+ * inflated as it is read, into the .npy reader. A member's CRC-32 is
+ * checked once its data was read; by then its values went to the sink,
+ * which is why the sink must drop everything on an error.
  */
 
 #include "config.h"
 
+#include <errno.h>
 #include <string.h>
 
 #include <glib/gi18n.h>
 #include <zlib.h>
 
-#include "serio-tool.h"
+#include "serio-numpy.h"
 
 #define EOCD_SIGNATURE 0x06054b50
 #define EOCD_SIZE 22
@@ -33,15 +41,23 @@
 #define LOCAL_SIGNATURE 0x04034b50
 #define LOCAL_SIZE 30
 
+/* The most that an end of central directory record and its comment take. */
+#define TAIL_SIZE (EOCD_SIZE + 0xffff)
+
 #define METHOD_STORED 0
 #define METHOD_DEFLATE 8
 
 #define FLAG_ENCRYPTED 0x0001
 
+/* Compressed bytes read at a time. */
+#define INPUT_BUFFER_SIZE (256 * 1024)
+
 typedef struct
 {
-  const guchar *data;
-  gsize         size;
+  GInputStream *stream;
+  guint64       size;
+  guint64       position;     /* where the stream was left */
+  gboolean      io_failed;
 } Archive;
 
 static guint
@@ -87,6 +103,43 @@ in_archive (const Archive *archive,
   return offset <= archive->size && len <= archive->size - offset;
 }
 
+/* Reads @size bytes at @offset, which must be in the archive; a file that
+ * turns out shorter than it was is damaged. */
+static gboolean
+archive_read (Archive  *archive,
+              guint64   offset,
+              void     *buffer,
+              gsize     size,
+              GError  **error)
+{
+  gsize got;
+
+  g_assert (in_archive (archive, offset, size));
+
+  if (archive->position != offset)
+    {
+      if (!g_seekable_seek (G_SEEKABLE (archive->stream), (goffset) offset, G_SEEK_SET,
+                            NULL, error))
+        {
+          archive->io_failed = TRUE;
+          return FALSE;
+        }
+      archive->position = offset;
+    }
+
+  if (!g_input_stream_read_all (archive->stream, buffer, size, &got, NULL, error))
+    {
+      archive->io_failed = TRUE;
+      archive->position = G_MAXUINT64;
+      return FALSE;
+    }
+  archive->position += got;
+  if (got < size)
+    return damaged (error);
+
+  return TRUE;
+}
+
 typedef struct
 {
   guint64 n_entries;
@@ -97,26 +150,33 @@ typedef struct
 /* Finds the end of central directory record, the last one from which a
  * comment reaches the end of the file, and its ZIP64 counterpart. */
 static gboolean
-find_directory (const Archive  *archive,
-                Directory      *dir,
-                GError        **error)
+find_directory (Archive    *archive,
+                Directory  *dir,
+                GError    **error)
 {
+  g_autofree guchar *tail = NULL;
   const guchar *eocd = NULL;
-  gsize eocd_offset = 0;
+  guint64 eocd_offset = 0;
+  gsize tail_size;
+  guint64 tail_offset;
 
   if (archive->size < EOCD_SIZE)
     return not_zip (error);
 
-  for (gsize offset = archive->size - EOCD_SIZE + 1; offset-- > 0;)
-    {
-      const guchar *p = archive->data + offset;
+  tail_size = (gsize) MIN (archive->size, TAIL_SIZE);
+  tail_offset = archive->size - tail_size;
+  tail = g_malloc (tail_size);
+  if (!archive_read (archive, tail_offset, tail, tail_size, error))
+    return FALSE;
 
-      if (archive->size - offset - EOCD_SIZE > 0xffff)
-        break;
-      if (get32 (p) == EOCD_SIGNATURE && get16 (p + 20) == archive->size - offset - EOCD_SIZE)
+  for (gsize offset = tail_size - EOCD_SIZE + 1; offset-- > 0;)
+    {
+      const guchar *p = tail + offset;
+
+      if (get32 (p) == EOCD_SIGNATURE && get16 (p + 20) == tail_size - offset - EOCD_SIZE)
         {
           eocd = p;
-          eocd_offset = offset;
+          eocd_offset = tail_offset + offset;
           break;
         }
     }
@@ -136,18 +196,21 @@ find_directory (const Archive  *archive,
 
   if (dir->n_entries == 0xffff || dir->size == 0xffffffff || dir->offset == 0xffffffff)
     {
-      const guchar *locator, *eocd64;
+      guchar locator[ZIP64_LOCATOR_SIZE];
+      guchar eocd64[ZIP64_EOCD_SIZE];
       guint64 eocd64_offset;
 
       if (eocd_offset < ZIP64_LOCATOR_SIZE)
         return damaged (error);
-      locator = eocd - ZIP64_LOCATOR_SIZE;
+      if (!archive_read (archive, eocd_offset - ZIP64_LOCATOR_SIZE, locator, sizeof locator, error))
+        return FALSE;
       if (get32 (locator) != ZIP64_LOCATOR_SIGNATURE)
         return damaged (error);
       eocd64_offset = get64 (locator + 8);
       if (!in_archive (archive, eocd64_offset, ZIP64_EOCD_SIZE))
         return damaged (error);
-      eocd64 = archive->data + eocd64_offset;
+      if (!archive_read (archive, eocd64_offset, eocd64, sizeof eocd64, error))
+        return FALSE;
       if (get32 (eocd64) != ZIP64_EOCD_SIGNATURE)
         return damaged (error);
       dir->n_entries = get64 (eocd64 + 32);
@@ -223,17 +286,26 @@ read_zip64_extra (const guchar *extra,
   return TRUE;
 }
 
+/* Reads the entry of the central directory at @offset, which must end
+ * before @end, and moves @offset past it. @buffer holds its variable
+ * part (at most three times 65535 bytes). */
 static gboolean
-read_entry (const Archive  *archive,
-            gsize          *offset,
-            gsize           end,
-            Entry          *entry,
-            GError        **error)
+read_entry (Archive      *archive,
+            guint64      *offset,
+            guint64       end,
+            GByteArray   *buffer,
+            Entry        *entry,
+            GError      **error)
 {
-  const guchar *p = archive->data + *offset;
+  guchar p[CENTRAL_SIZE];
+  const guchar *name;
   gsize name_len, extra_len, comment_len;
 
-  if (end - *offset < CENTRAL_SIZE || get32 (p) != CENTRAL_SIGNATURE)
+  if (end - *offset < CENTRAL_SIZE)
+    return damaged (error);
+  if (!archive_read (archive, *offset, p, sizeof p, error))
+    return FALSE;
+  if (get32 (p) != CENTRAL_SIGNATURE)
     return damaged (error);
 
   name_len = get16 (p + 28);
@@ -248,114 +320,191 @@ read_entry (const Archive  *archive,
   entry->compressed_size = get32 (p + 20);
   entry->size = get32 (p + 24);
   entry->local_offset = get32 (p + 42);
-  if (!read_zip64_extra (p + CENTRAL_SIZE + name_len, extra_len, entry))
+
+  g_byte_array_set_size (buffer, name_len + extra_len);
+  if (!archive_read (archive, *offset + CENTRAL_SIZE, buffer->data, buffer->len, error))
+    return FALSE;
+  name = buffer->data;
+  if (!read_zip64_extra (name + name_len, extra_len, entry))
     return damaged (error);
 
   /* Names are UTF-8 when bit 11 is set, else CP437: NumPy only writes
    * non-ASCII names as UTF-8, so both read as UTF-8 here, and bytes that
    * are not become U+FFFD. A NUL cannot be part of an array's name. */
-  if (memchr (p + CENTRAL_SIZE, '\0', name_len) != NULL)
+  if (memchr (name, '\0', name_len) != NULL)
     return damaged (error);
-  entry->name = g_utf8_make_valid ((const char *) p + CENTRAL_SIZE, name_len);
+  entry->name = g_utf8_make_valid ((const char *) name, name_len);
 
   *offset += CENTRAL_SIZE + name_len + extra_len + comment_len;
   return TRUE;
 }
 
-/* Inflates a raw deflate stream that must give exactly @size bytes. The
- * output grows as it is filled, up to @size: a hostile size costs no
- * memory that the data does not fill. */
-static gboolean
-inflate_member (const guchar  *data,
-                gsize          compressed_size,
-                gsize          size,
-                guchar       **out,
-                GError       **error)
+/* The .npy bytes of a member, read from the archive and inflated as they
+ * are asked for, never more than the entry declares. */
+typedef struct
 {
-  g_autofree guchar *buffer = NULL;
-  gsize capacity = MIN (size, MAX (compressed_size, 4096));
-  gsize produced = 0, in_left = compressed_size;
-  gboolean complete = FALSE;
-  z_stream z = { 0, };
+  SerioNumpySource  source;
+  Archive          *archive;
+  const Entry      *entry;
+  guint64           in_offset;      /* the next compressed byte */
+  guint64           in_left;        /* compressed bytes not read yet */
+  guint64           out_left;       /* .npy bytes not given yet */
+  uLong             crc;
+  guchar           *input;          /* INPUT_BUFFER_SIZE, for deflate */
+  z_stream          z;
+  gboolean          inflating;
+  gboolean          stream_end;
+} Member;
 
-  buffer = g_try_malloc (MAX (capacity, 1));
-  if (buffer == NULL || inflateInit2 (&z, -MAX_WBITS) != Z_OK)
-    goto no_memory;
-  z.next_in = (Bytef *) data;
+/* Reads the next compressed bytes into the inflater, when it has used
+ * those it had. */
+static gboolean
+member_refill (Member  *member,
+               GError **error)
+{
+  gsize n;
 
-  for (;;)
+  if (member->z.avail_in > 0 || member->in_left == 0)
+    return TRUE;
+
+  n = (gsize) MIN (member->in_left, INPUT_BUFFER_SIZE);
+  if (!archive_read (member->archive, member->in_offset, member->input, n, error))
     {
-      uInt before;
-      int ret;
+      member->source.io_failed = member->archive->io_failed;
+      return FALSE;
+    }
+  member->in_offset += n;
+  member->in_left -= n;
+  member->z.next_in = member->input;
+  member->z.avail_in = (uInt) n;
 
-      if (produced == capacity && capacity == size)
+  return TRUE;
+}
+
+static gssize
+member_read (SerioNumpySource  *source,
+             void              *buffer,
+             gsize              size,
+             GError           **error)
+{
+  Member *member = (Member *) source;
+  gsize produced = 0;
+
+  size = (gsize) MIN (size, member->out_left);
+  if (size == 0)
+    return 0;
+
+  if (member->entry->method == METHOD_STORED)
+    {
+      size = (gsize) MIN (size, member->in_left);
+      if (!archive_read (member->archive, member->in_offset, buffer, size, error))
         {
-          /* All the bytes are there: the stream must end here, without
-           * one more byte. */
-          guchar extra;
-
-          z.next_out = &extra;
-          z.avail_out = 1;
-          z.avail_in = (uInt) MIN (in_left, G_MAXUINT32);
-          ret = inflate (&z, Z_NO_FLUSH);
-          complete = ret == Z_STREAM_END && z.avail_out == 1;
-          break;
+          source->io_failed = member->archive->io_failed;
+          return -1;
         }
-
-      if (produced == capacity)
+      member->in_offset += size;
+      member->in_left -= size;
+      produced = size;
+    }
+  else
+    {
+      size = MIN (size, G_MAXUINT32);
+      while (produced == 0)
         {
-          gsize bigger = capacity <= size / 2 ? capacity * 2 : size;
-          guchar *grown = g_try_realloc (buffer, bigger);
+          int ret;
 
-          if (grown == NULL)
+          /* The stream ended before the declared size. */
+          if (member->stream_end)
             {
-              inflateEnd (&z);
-              goto no_memory;
+              damaged (error);
+              return -1;
             }
-          buffer = grown;
-          capacity = bigger;
-        }
+          if (!member_refill (member, error))
+            return -1;
 
-      z.next_out = buffer + produced;
-      z.avail_out = (uInt) MIN (capacity - produced, G_MAXUINT32);
-      z.avail_in = before = (uInt) MIN (in_left, G_MAXUINT32);
-      ret = inflate (&z, Z_NO_FLUSH);
-      in_left -= before - z.avail_in;
-      produced = z.next_out - buffer;
-
-      if (ret == Z_STREAM_END)
-        {
-          complete = produced == size;
-          break;
+          member->z.next_out = buffer;
+          member->z.avail_out = (uInt) size;
+          ret = inflate (&member->z, Z_NO_FLUSH);
+          produced = size - member->z.avail_out;
+          if (ret == Z_STREAM_END)
+            member->stream_end = TRUE;
+          else if (ret != Z_OK)
+            {
+              damaged (error);
+              return -1;
+            }
         }
-      if (ret != Z_OK)
-        break;
     }
 
-  inflateEnd (&z);
-  if (!complete)
-    return damaged (error);
+  member->crc = crc32 (member->crc, buffer, (uInt) produced);
+  member->out_left -= produced;
 
-  *out = g_steal_pointer (&buffer);
+  return produced;
+}
+
+/* After the last byte: the deflate stream must end there, and the bytes
+ * must match the CRC-32. */
+static gboolean
+member_finish (Member  *member,
+               GError **error)
+{
+  g_assert (member->out_left == 0);
+
+  while (member->entry->method == METHOD_DEFLATE && !member->stream_end)
+    {
+      guchar extra;
+      int ret;
+
+      if (!member_refill (member, error))
+        return FALSE;
+      member->z.next_out = &extra;
+      member->z.avail_out = 1;
+      ret = inflate (&member->z, Z_NO_FLUSH);
+      if (member->z.avail_out == 0 || (ret != Z_OK && ret != Z_STREAM_END))
+        return damaged (error);
+      member->stream_end = ret == Z_STREAM_END;
+    }
+
+  if (member->crc != member->entry->crc)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           _("the member does not match its CRC-32: the archive is damaged"));
+      return FALSE;
+    }
+
   return TRUE;
+}
 
-no_memory:
-  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                       _("not enough memory for the array"));
-  return FALSE;
+/* Reads what is left of the member and checks it, after a problem with
+ * its contents: a damaged archive is the problem to report then. */
+static gboolean
+member_drain (Member  *member,
+              GError **error)
+{
+  g_autofree guchar *scratch = g_malloc (INPUT_BUFFER_SIZE);
+
+  while (member->out_left > 0)
+    {
+      if (member_read (&member->source, scratch, INPUT_BUFFER_SIZE, error) < 0)
+        return FALSE;
+    }
+
+  return member_finish (member, error);
 }
 
 static gboolean
-read_member (const Archive   *archive,
-             const Entry     *entry,
-             SerioToolArray  *array,
-             GError         **error)
+read_member (Archive               *archive,
+             const Entry           *entry,
+             const SerioNumpySink  *sink,
+             gpointer               user_data,
+             GError               **error)
 {
-  const guchar *local;
-  const guchar *data;
-  g_autofree guchar *inflated = NULL;
+  guchar local[LOCAL_SIZE];
+  g_autofree char *name = NULL;
+  g_autofree guchar *input = NULL;
+  Member member = { { 0, }, };
   guint64 data_offset;
-  gsize name_len;
+  gboolean ok;
 
   if (g_str_has_suffix (entry->name, "/"))
     {
@@ -386,84 +535,130 @@ read_member (const Archive   *archive,
 
   if (!in_archive (archive, entry->local_offset, LOCAL_SIZE))
     return damaged (error);
-  local = archive->data + entry->local_offset;
+  if (!archive_read (archive, entry->local_offset, local, sizeof local, error))
+    return FALSE;
   if (get32 (local) != LOCAL_SIGNATURE)
     return damaged (error);
-  name_len = get16 (local + 26);
-  data_offset = entry->local_offset + LOCAL_SIZE + name_len + get16 (local + 28);
+  data_offset = entry->local_offset + LOCAL_SIZE + get16 (local + 26) + get16 (local + 28);
   if (!in_archive (archive, data_offset, entry->compressed_size) ||
-      entry->size > G_MAXSIZE)
+      entry->size > G_MAXINT64)
     return damaged (error);
-  data = archive->data + data_offset;
+  if (entry->method == METHOD_STORED && entry->compressed_size != entry->size)
+    return damaged (error);
 
-  if (entry->method == METHOD_STORED)
+  member.source.read = member_read;
+  member.source.size = (gint64) entry->size;
+  member.archive = archive;
+  member.entry = entry;
+  member.in_offset = data_offset;
+  member.in_left = entry->compressed_size;
+  member.out_left = entry->size;
+  member.crc = crc32 (0, NULL, 0);
+  if (entry->method == METHOD_DEFLATE)
     {
-      if (entry->compressed_size != entry->size)
-        return damaged (error);
+      input = g_malloc (INPUT_BUFFER_SIZE);
+      member.input = input;
+      if (inflateInit2 (&member.z, -MAX_WBITS) != Z_OK)
+        g_error ("inflateInit2 failed: out of memory");
+      member.inflating = TRUE;
     }
-  else
+
+  name = g_strndup (entry->name, strlen (entry->name) - strlen (".npy"));
+  ok = serio_numpy_read_npy (&member.source, name, sink, user_data, error);
+  if (ok)
     {
-      if (!inflate_member (data, entry->compressed_size, entry->size, &inflated, error))
-        return FALSE;
-      data = inflated;
+      ok = member_finish (&member, error);
     }
-
-  if (crc32_z (crc32 (0, NULL, 0), data, entry->size) != entry->crc)
+  else if (error != NULL && *error != NULL && !member.source.io_failed)
     {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                           _("the member does not match its CRC-32: the archive is damaged"));
-      return FALSE;
+      GError *damage = NULL;
+
+      /* The archive's damage comes first, as when the CRC-32 is checked
+       * before the contents. */
+      if (!member_drain (&member, &damage))
+        {
+          g_clear_error (error);
+          g_propagate_error (error, damage);
+        }
     }
 
-  if (!serio_tool_npy_read (data, entry->size, array, error))
-    return FALSE;
-  array->name = g_strndup (entry->name, strlen (entry->name) - strlen (".npy"));
+  if (member.inflating)
+    inflateEnd (&member.z);
+  archive->io_failed = archive->io_failed || member.source.io_failed;
 
-  return TRUE;
+  return ok;
 }
 
 /*
- * serio_tool_npz_read:
- * @bytes: the contents of a .npz file
+ * serio_numpy_read_npz:
+ * @stream: a .npz file, which must be able to seek
+ * @size: its size, or -1 to find it by seeking
+ * @sink: what each array goes to, in the order of the central directory
+ *   (the order numpy.savez() was given)
+ * @io_failed: (out): whether the error set is one of the stream
  * @error: errors about a member start with its name
  *
- * Returns: (element-type SerioToolArray): the arrays, in the order of the
- *   central directory (the order numpy.savez() was given)
+ * Returns: %TRUE when every array was read; %FALSE with @error set, or
+ *   without when the sink stopped
  */
-GPtrArray *
-serio_tool_npz_read (GBytes  *bytes,
-                     GError **error)
+gboolean
+serio_numpy_read_npz (GInputStream          *stream,
+                      gint64                 size,
+                      const SerioNumpySink  *sink,
+                      gpointer               user_data,
+                      gboolean              *io_failed,
+                      GError               **error)
 {
-  g_autoptr(GPtrArray) arrays = g_ptr_array_new_with_free_func ((GDestroyNotify) serio_tool_array_free);
-  Archive archive;
+  g_autoptr(GByteArray) buffer = g_byte_array_new ();
+  Archive archive = { stream, 0, 0, FALSE };
   Directory dir;
-  gsize offset, end;
+  guint64 offset, end;
 
-  archive.data = g_bytes_get_data (bytes, &archive.size);
+  *io_failed = FALSE;
+  if (size < 0)
+    {
+      if (!G_IS_SEEKABLE (stream) ||
+          !g_seekable_seek (G_SEEKABLE (stream), 0, G_SEEK_END, NULL, error))
+        {
+          if (error != NULL && *error == NULL)
+            g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                                 g_strerror (ESPIPE));
+          *io_failed = TRUE;
+          return FALSE;
+        }
+      size = g_seekable_tell (G_SEEKABLE (stream));
+      archive.position = (guint64) size;
+    }
+  archive.size = (guint64) size;
+
   if (!find_directory (&archive, &dir, error))
-    return NULL;
+    {
+      *io_failed = archive.io_failed;
+      return FALSE;
+    }
 
   offset = dir.offset;
   end = dir.offset + dir.size;
   for (guint64 i = 0; i < dir.n_entries; i++)
     {
       g_auto(Entry) entry = { 0, };
-      SerioToolArray *array;
 
-      if (!read_entry (&archive, &offset, end, &entry, error))
-        return NULL;
-
-      array = g_new0 (SerioToolArray, 1);
-      if (!read_member (&archive, &entry, array, error))
+      if (!read_entry (&archive, &offset, end, buffer, &entry, error))
         {
-          g_free (array);
-          /* TRANSLATORS: a member of an archive, before an error message
-           * about it */
-          g_prefix_error (error, _("%s: "), entry.name);
-          return NULL;
+          *io_failed = archive.io_failed;
+          return FALSE;
         }
-      g_ptr_array_add (arrays, array);
+
+      if (!read_member (&archive, &entry, sink, user_data, error))
+        {
+          *io_failed = archive.io_failed;
+          if (error != NULL && *error != NULL && !*io_failed)
+            /* TRANSLATORS: a member of an archive, before an error message
+             * about it */
+            g_prefix_error (error, _("%s: "), entry.name);
+          return FALSE;
+        }
     }
 
-  return g_steal_pointer (&arrays);
+  return TRUE;
 }
