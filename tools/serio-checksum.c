@@ -39,12 +39,39 @@ print_checksum_line (guint32     checksum,
   putchar ('\n');
 }
 
+/* Files are read in pieces of this size. */
+#define READ_CHUNK (1024 * 1024)
+
+/* Hashes the bytes of a file as they stream through its input, piece by
+ * piece: the memory does not grow with the file. */
+static gboolean
+checksum_file (const char  *path,
+               char        *buffer,
+               guint32     *checksum,
+               GError     **error)
+{
+  g_autoptr(SerioToolInput) input = serio_tool_input_open (path, SERIO_TOOL_INPUT_CHECKSUM, error);
+  gssize n;
+
+  if (input == NULL)
+    return FALSE;
+
+  while ((n = g_input_stream_read (G_INPUT_STREAM (input), buffer, READ_CHUNK, NULL, error)) > 0)
+    ;
+  if (n < 0)
+    return FALSE;
+
+  *checksum = serio_tool_input_get_checksum (input);
+  return TRUE;
+}
+
 int
 serio_tool_checksum (int    argc,
                      char **argv)
 {
   char *stdin_only[] = { (char *) "-", NULL };
   char **paths;
+  g_autofree char *buffer = NULL;
   int status = SERIO_TOOL_EXIT_OK;
 
   if (!serio_tool_parse_options (N_("[FILE…]"),
@@ -57,19 +84,21 @@ serio_tool_checksum (int    argc,
 
   paths = argc > 1 ? argv + 1 : stdin_only;
 
+  buffer = g_malloc (READ_CHUNK);
+
   for (; *paths != NULL; paths++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(GBytes) bytes = serio_tool_load (*paths, &error);
+      guint32 checksum;
 
-      if (bytes == NULL)
+      if (!checksum_file (*paths, buffer, &checksum, &error))
         {
           serio_tool_print_error (error);
           status = SERIO_TOOL_EXIT_ERROR;
           continue;
         }
 
-      print_checksum_line (serio_checksum_bytes (bytes), *paths);
+      print_checksum_line (checksum, *paths);
     }
 
   return status;

@@ -6,6 +6,7 @@
 
 #include "config.h"
 
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 
@@ -13,10 +14,13 @@
 
 #include "serio-tool.h"
 
+/* Values are read into a scratch buffer of this many. */
+#define SCRATCH_VALUES (64 * 1024)
+
 typedef struct
 {
-  gsize    n_nan;
-  gsize    n_inf;
+  guint64  n_nan;
+  guint64  n_inf;
   gboolean has_range;   /* some value is not NaN */
   double   min;
   double   max;
@@ -39,12 +43,17 @@ is_below (double a,
 }
 
 static void
-compute_stats (const double *values,
-               gsize         n_values,
-               Stats        *stats)
+stats_init (Stats *stats)
 {
   *stats = (Stats) { 0, };
+}
 
+/* Takes @n_values more values of an array into its @stats. */
+static void
+stats_add (Stats        *stats,
+           const double *values,
+           gsize         n_values)
+{
   for (gsize i = 0; i < n_values; i++)
     {
       double x = values[i];
@@ -69,11 +78,10 @@ compute_stats (const double *values,
  * "conv1.weight (16, 3, 3, 3)" for "conv1.weight[16x3x3x3]": the base name
  * and the shape, as NumPy writes it. */
 static char *
-describe_name (SerioBundle *bundle,
-               guint        index)
+describe_name (SerioReader *reader)
 {
-  const char *name = serio_bundle_get_name (bundle, index);
-  g_autofree char *base_name = serio_bundle_get_base_name (bundle, index);
+  const char *name = serio_reader_get_name (reader);
+  g_autofree char *base_name = serio_reader_get_base_name (reader);
   g_autofree guint64 *shape = NULL;
   g_autofree char *shape_text = NULL;
   g_autofree char *escaped = NULL;
@@ -82,21 +90,64 @@ describe_name (SerioBundle *bundle,
   if (g_str_equal (name, base_name))
     return serio_tool_escape_name (name);
 
-  shape = serio_bundle_get_shape (bundle, index, &n_dims);
+  shape = serio_reader_get_shape (reader, &n_dims);
   shape_text = serio_tool_shape_to_string (shape, n_dims);
   escaped = serio_tool_escape_name (base_name);
 
   return g_strdup_printf ("%s %s", escaped, shape_text);
 }
 
+/* The line of one array, read up to its end. */
+static gboolean
+append_text (SerioToolSpool  *out,
+             SerioReader     *reader,
+             guint            index,
+             const Stats     *stats,
+             GError         **error)
+{
+  g_autofree char *name = describe_name (reader);
+  guint64 n_values = serio_reader_get_n_values (reader);
+
+  if (stats->has_range)
+    {
+      char min[SERIO_TOOL_DOUBLE_BUFSIZE], max[SERIO_TOOL_DOUBLE_BUFSIZE];
+
+      return serio_tool_spool_append_printf (out, error,
+                                             g_dngettext (GETTEXT_PACKAGE,
+                                                          /* TRANSLATORS: one array of a file: its
+                                                           * index, its name, its length, its least
+                                                           * and greatest values, and how many of its
+                                                           * values are NaN and how many infinite */
+                                                          "  [%u] %s: %lu value; min %s, max %s; NaN: %lu, infinite: %lu",
+                                                          "  [%u] %s: %lu values; min %s, max %s; NaN: %lu, infinite: %lu",
+                                                          n_values),
+                                             index, name, (gulong) n_values,
+                                             serio_tool_format_double (stats->min, min),
+                                             serio_tool_format_double (stats->max, max),
+                                             (gulong) stats->n_nan, (gulong) stats->n_inf) &&
+             serio_tool_spool_append (out, "\n", 1, error);
+    }
+
+  return serio_tool_spool_append_printf (out, error,
+                                         g_dngettext (GETTEXT_PACKAGE,
+                                                      /* TRANSLATORS: an array that is empty or
+                                                       * holds only NaN: its index, its name, its
+                                                       * length and how many of its values are
+                                                       * NaN */
+                                                      "  [%u] %s: %lu value; NaN: %lu",
+                                                      "  [%u] %s: %lu values; NaN: %lu",
+                                                      n_values),
+                                         index, name, (gulong) n_values, (gulong) stats->n_nan) &&
+         serio_tool_spool_append (out, "\n", 1, error);
+}
+
 static void
-print_text (const char  *path,
-            SerioBundle *bundle,
-            guint32      checksum,
-            gboolean     sealed)
+print_text_header (const char *path,
+                   guint       n_arrays,
+                   guint32     checksum,
+                   gboolean    sealed)
 {
   g_autofree char *display = g_filename_display_name (path);
-  guint n_arrays = serio_bundle_get_n_arrays (bundle);
 
   if (sealed)
     g_print (g_dngettext (GETTEXT_PACKAGE,
@@ -117,46 +168,6 @@ print_text (const char  *path,
                           n_arrays),
              display, n_arrays, (unsigned int) checksum);
   g_print ("\n");
-
-  for (guint i = 0; i < n_arrays; i++)
-    {
-      g_autofree char *name = describe_name (bundle, i);
-      gsize n_values;
-      const double *values = serio_bundle_get_values (bundle, i, &n_values);
-      Stats stats;
-
-      compute_stats (values, n_values, &stats);
-      if (stats.has_range)
-        {
-          char min[SERIO_TOOL_DOUBLE_BUFSIZE], max[SERIO_TOOL_DOUBLE_BUFSIZE];
-
-          g_print (g_dngettext (GETTEXT_PACKAGE,
-                                /* TRANSLATORS: one array of a file: its
-                                 * index, its name, its length, its least
-                                 * and greatest values, and how many of its
-                                 * values are NaN and how many infinite */
-                                "  [%u] %s: %lu value; min %s, max %s; NaN: %lu, infinite: %lu",
-                                "  [%u] %s: %lu values; min %s, max %s; NaN: %lu, infinite: %lu",
-                                n_values),
-                   i, name, (gulong) n_values,
-                   serio_tool_format_double (stats.min, min),
-                   serio_tool_format_double (stats.max, max),
-                   (gulong) stats.n_nan, (gulong) stats.n_inf);
-        }
-      else
-        {
-          g_print (g_dngettext (GETTEXT_PACKAGE,
-                                /* TRANSLATORS: an array that is empty or
-                                 * holds only NaN: its index, its name, its
-                                 * length and how many of its values are
-                                 * NaN */
-                                "  [%u] %s: %lu value; NaN: %lu",
-                                "  [%u] %s: %lu values; NaN: %lu",
-                                n_values),
-                   i, name, (gulong) n_values, (gulong) stats.n_nan);
-        }
-      g_print ("\n");
-    }
 }
 
 static void
@@ -209,62 +220,150 @@ append_json_double (GString *out,
     g_string_append (out, serio_tool_format_double (value, buf));
 }
 
-static void
-append_json (GString     *out,
-             const char  *path,
-             SerioBundle *bundle,
-             guint32      checksum,
-             gboolean     sealed)
+static gboolean
+append_json_array (SerioToolSpool  *out,
+                   SerioReader     *reader,
+                   guint            index,
+                   const Stats     *stats,
+                   GError         **error)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autofree char *base_name = serio_reader_get_base_name (reader);
+  g_autofree guint64 *shape = NULL;
+  guint n_dims;
+
+  g_string_append_printf (text, "%s\n      {\"index\": %u, \"name\": ", index > 0 ? "," : "", index);
+  append_json_string (text, serio_reader_get_name (reader));
+  g_string_append (text, ", \"base_name\": ");
+  append_json_string (text, base_name);
+  g_string_append (text, ", \"shape\": [");
+  shape = serio_reader_get_shape (reader, &n_dims);
+  for (guint k = 0; k < n_dims; k++)
+    g_string_append_printf (text, "%s%" G_GUINT64_FORMAT, k > 0 ? ", " : "", shape[k]);
+  g_string_append (text, "]");
+  g_string_append_printf (text, ", \"length\": %" G_GUINT64_FORMAT ", \"min\": ",
+                          serio_reader_get_n_values (reader));
+  if (stats->has_range)
+    append_json_double (text, stats->min);
+  else
+    g_string_append (text, "null");
+  g_string_append (text, ", \"max\": ");
+  if (stats->has_range)
+    append_json_double (text, stats->max);
+  else
+    g_string_append (text, "null");
+  g_string_append_printf (text, ", \"nan\": %" G_GUINT64_FORMAT ", \"inf\": %" G_GUINT64_FORMAT "}",
+                          stats->n_nan, stats->n_inf);
+
+  return serio_tool_spool_append (out, text->str, text->len, error);
+}
+
+static gboolean
+append_to_spool (const char  *data,
+                 gsize        len,
+                 gpointer     user_data,
+                 GError     **error)
+{
+  return serio_tool_spool_append (user_data, data, len, error);
+}
+
+/* The object of one file, whose arrays are in @arrays. */
+static gboolean
+append_json (SerioToolSpool  *out,
+             const char      *path,
+             guint            n_arrays,
+             guint32          checksum,
+             gboolean         sealed,
+             SerioToolSpool  *arrays,
+             GError         **error)
 {
   g_autofree char *display = g_filename_display_name (path);
-  guint n_arrays = serio_bundle_get_n_arrays (bundle);
+  g_autoptr(GString) text = g_string_new ("  {\n    \"file\": ");
 
-  g_string_append (out, "  {\n    \"file\": ");
-  append_json_string (out, display);
-  g_string_append_printf (out, ",\n    \"checksum\": \"%08x\",\n    \"sealed\": %s,\n    \"arrays\": [",
+  append_json_string (text, display);
+  g_string_append_printf (text, ",\n    \"checksum\": \"%08x\",\n    \"sealed\": %s,\n    \"arrays\": [",
                           (unsigned int) checksum, sealed ? "true" : "false");
 
-  for (guint i = 0; i < n_arrays; i++)
-    {
-      gsize n_values;
-      const double *values = serio_bundle_get_values (bundle, i, &n_values);
-      g_autofree char *base_name = serio_bundle_get_base_name (bundle, i);
-      g_autofree guint64 *shape = NULL;
-      guint n_dims;
-      Stats stats;
+  return serio_tool_spool_append (out, text->str, text->len, error) &&
+         serio_tool_spool_replay (arrays, FALSE, append_to_spool, out, error) &&
+         serio_tool_spool_append (out, n_arrays > 0 ? "\n    ]\n  }" : "]\n  }", -1, error);
+}
 
-      compute_stats (values, n_values, &stats);
-      g_string_append_printf (out, "%s\n      {\"index\": %u, \"name\": ", i > 0 ? "," : "", i);
-      append_json_string (out, serio_bundle_get_name (bundle, i));
-      g_string_append (out, ", \"base_name\": ");
-      append_json_string (out, base_name);
-      g_string_append (out, ", \"shape\": [");
-      shape = serio_bundle_get_shape (bundle, i, &n_dims);
-      for (guint k = 0; k < n_dims; k++)
-        g_string_append_printf (out, "%s%" G_GUINT64_FORMAT, k > 0 ? ", " : "", shape[k]);
-      g_string_append (out, "]");
-      g_string_append_printf (out, ", \"length\": %" G_GSIZE_FORMAT ", \"min\": ", n_values);
-      if (stats.has_range)
-        append_json_double (out, stats.min);
-      else
-        g_string_append (out, "null");
-      g_string_append (out, ", \"max\": ");
-      if (stats.has_range)
-        append_json_double (out, stats.max);
-      else
-        g_string_append (out, "null");
-      g_string_append_printf (out, ", \"nan\": %" G_GSIZE_FORMAT ", \"inf\": %" G_GSIZE_FORMAT "}",
-                              stats.n_nan, stats.n_inf);
+/* Streams one file through a reader, its checksum taken from the bytes as
+ * they pass and each array's figures gathered piece by piece; the lines
+ * of the arrays wait in a spool for the file's first line, which needs
+ * the whole file. Prints the file's description (to @json, with --json),
+ * or its error. */
+static int
+describe_file (const char      *path,
+               double          *values,
+               SerioToolSpool  *json,
+               gboolean        *first)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SerioToolSpool) arrays = serio_tool_spool_new ();
+  g_autoptr(SerioReader) reader = serio_tool_open_reader (path, SERIO_TOOL_INPUT_CHECKSUM, &error);
+  guint n_arrays = 0;
+  guint32 checksum;
+  gboolean sealed;
+
+  if (reader == NULL)
+    {
+      serio_tool_print_error (error);
+      return SERIO_TOOL_EXIT_ERROR;
     }
 
-  g_string_append (out, n_arrays > 0 ? "\n    ]\n  }" : "]\n  }");
+  while (serio_reader_next (reader, NULL, &error))
+    {
+      Stats stats;
+      gsize n;
+
+      stats_init (&stats);
+      do
+        {
+          if (!serio_reader_read_values (reader, values, SCRATCH_VALUES, &n, NULL, &error))
+            return serio_tool_report_read_error (path, error);
+          stats_add (&stats, values, n);
+        }
+      while (n > 0);
+
+      if (json_output ? !append_json_array (arrays, reader, n_arrays, &stats, &error)
+                      : !append_text (arrays, reader, n_arrays, &stats, &error))
+        goto spool_error;
+      n_arrays++;
+    }
+  if (error != NULL)
+    return serio_tool_report_read_error (path, error);
+
+  checksum = serio_tool_input_get_checksum (serio_tool_reader_get_input (reader));
+  sealed = serio_reader_get_sealed (reader);
+  if (json_output)
+    {
+      if (!serio_tool_spool_append (json, *first ? "\n" : ",\n", -1, &error) ||
+          !append_json (json, path, n_arrays, checksum, sealed, arrays, &error))
+        goto spool_error;
+    }
+  else
+    {
+      print_text_header (path, n_arrays, checksum, sealed);
+      if (!serio_tool_spool_replay (arrays, TRUE, serio_tool_spool_print_line, NULL, &error))
+        goto spool_error;
+    }
+  *first = FALSE;
+
+  return SERIO_TOOL_EXIT_OK;
+
+spool_error:
+  serio_tool_print_error (error);
+  return SERIO_TOOL_EXIT_ERROR;
 }
 
 int
 serio_tool_info (int    argc,
                  char **argv)
 {
-  g_autoptr(GString) json = g_string_new ("[");
+  g_autoptr(SerioToolSpool) json = serio_tool_spool_new ();
+  g_autofree double *values = NULL;
   int status = SERIO_TOOL_EXIT_OK;
   gboolean first = TRUE;
 
@@ -290,36 +389,35 @@ serio_tool_info (int    argc,
   if (argc < 2)
     return serio_tool_usage_error (_("no file given"));
 
+  /* In memory: it cannot fail. */
+  if (json_output)
+    serio_tool_spool_append (json, "[", 1, NULL);
+
+  values = g_new (double, SCRATCH_VALUES);
+
   for (int i = 1; i < argc; i++)
     {
-      g_autoptr(GBytes) bytes = NULL;
-      int file_status;
-      g_autoptr(SerioBundle) bundle = serio_tool_load_bundle (argv[i], &bytes, &file_status);
-      guint32 checksum;
+      int file_status = describe_file (argv[i], values, json, &first);
 
-      if (bundle == NULL)
-        {
-          status = MAX (status, file_status);
-          continue;
-        }
-
-      checksum = serio_checksum_bytes (bytes);
-      if (json_output)
-        {
-          g_string_append (json, first ? "\n" : ",\n");
-          append_json (json, argv[i], bundle, checksum, serio_tool_is_sealed (bytes));
-        }
-      else
-        {
-          print_text (argv[i], bundle, checksum, serio_tool_is_sealed (bytes));
-        }
-      first = FALSE;
+      status = MAX (status, file_status);
     }
 
   if (json_output)
     {
-      g_string_append (json, first ? "]\n" : "\n]\n");
-      fputs (json->str, stdout);
+      g_autoptr(GError) error = NULL;
+
+      if (!serio_tool_spool_append (json, first ? "]\n" : "\n]\n", -1, &error) ||
+          !serio_tool_spool_replay (json, FALSE, serio_tool_spool_write_stdout, NULL, &error))
+        {
+          int saved_errno = errno;
+
+          /* A failed standard output is reported by the caller, from
+           * errno. */
+          if (!ferror (stdout))
+            serio_tool_print_error (error);
+          status = SERIO_TOOL_EXIT_ERROR;
+          errno = saved_errno;
+        }
     }
 
   return status;

@@ -123,18 +123,78 @@ mul_shift (guint64        m,
 }
 #endif
 
+/* The number of decimal digits of v, below 10^17: compared, not divided,
+ * most likely first (a double has 15 to 17 significant digits). */
 static inline guint32
 decimal_length (guint64 v)
 {
-  guint32 n = 1;
+  static const guint64 powers[] = {
+    G_GUINT64_CONSTANT (10000000000000000), G_GUINT64_CONSTANT (1000000000000000),
+    G_GUINT64_CONSTANT (100000000000000), G_GUINT64_CONSTANT (10000000000000),
+    G_GUINT64_CONSTANT (1000000000000), G_GUINT64_CONSTANT (100000000000),
+    G_GUINT64_CONSTANT (10000000000), G_GUINT64_CONSTANT (1000000000),
+    100000000, 10000000, 1000000, 100000, 10000, 1000, 100, 10,
+  };
 
-  while (v >= 10)
+  for (guint32 i = 0; i < G_N_ELEMENTS (powers); i++)
     {
-      v /= 10;
-      n++;
+      if (v >= powers[i])
+        return 17 - i;
     }
 
-  return n;
+  return 1;
+}
+
+/* "00" to "99": two digits per division. */
+static const char two_digits[200] =
+  "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+  "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+  "8081828384858687888990919293949596979899";
+
+/* Writes the @n_digits decimal digits of v (below 10^17) to @out: eight at
+ * a time split off in 64 bits, then pairs in 32 bits, from the right. */
+static inline void
+write_digits (guint64  v,
+              guint32  n_digits,
+              char    *out)
+{
+  char *p = out + n_digits;
+  guint32 low;
+
+  if ((v >> 32) != 0)
+    {
+      guint64 high = v / 100000000;
+      guint32 eight = (guint32) (v - high * 100000000);
+      guint32 c = eight % 10000, d = eight / 10000;
+
+      memcpy (p - 2, two_digits + 2 * (c % 100), 2);
+      memcpy (p - 4, two_digits + 2 * (c / 100), 2);
+      memcpy (p - 6, two_digits + 2 * (d % 100), 2);
+      memcpy (p - 8, two_digits + 2 * (d / 100), 2);
+      p -= 8;
+      v = high;
+    }
+
+  low = (guint32) v;
+  while (low >= 10000)
+    {
+      guint32 c = low % 10000;
+
+      low /= 10000;
+      memcpy (p - 2, two_digits + 2 * (c % 100), 2);
+      memcpy (p - 4, two_digits + 2 * (c / 100), 2);
+      p -= 4;
+    }
+  if (low >= 100)
+    {
+      memcpy (p - 2, two_digits + 2 * (low % 100), 2);
+      low /= 100;
+      p -= 2;
+    }
+  if (low >= 10)
+    memcpy (p - 2, two_digits + 2 * low, 2);
+  else
+    p[-1] = (char) ('0' + low);
 }
 
 /* The shortest decimal output × 10^exponent in the rounding interval of
@@ -324,11 +384,7 @@ serio_tool_write_double (double value,
 
   shortest_decimal (ieee_mantissa, ieee_exponent, &output, &exponent);
   n_digits = decimal_length (output);
-  for (guint32 k = n_digits; k-- > 0;)
-    {
-      digits[k] = (char) ('0' + output % 10);
-      output /= 10;
-    }
+  write_digits (output, n_digits, digits);
 
   /* The value is 0.d₁d₂… × 10^point. */
   point = exponent + (gint32) n_digits;

@@ -10,26 +10,62 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-save.h"
 #include "serio-tool.h"
 
-/* Seals one file in place, through the bundle's own save: atomic, and the
- * file keeps its permissions. */
+/* Values are copied from the reader to the writer through a buffer of
+ * this many. */
+#define SCRATCH_VALUES (64 * 1024)
+
+/* Prints @error (taken), which is about writing the file. */
 static int
-seal_file (const char *path)
+save_failed (const char *display,
+             GError     *error)
+{
+  /* TRANSLATORS: a file name, before an error message about it */
+  g_prefix_error (&error, _("%s: "), display);
+  serio_tool_print_error (error);
+  g_error_free (error);
+  return SERIO_TOOL_EXIT_ERROR;
+}
+
+/* Seals one file in place: a reader on the file streams its arrays into a
+ * sealed writer on the library's own save, so that the file is replaced
+ * atomically and keeps its permissions, and the memory does not grow with
+ * the file. A file that does not parse is left alone (the save is
+ * aborted); its error is printed. */
+static int
+seal_file (const char *path,
+           double     *values)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) bytes = NULL;
-  g_autoptr(GFile) file = NULL;
   g_autofree char *display = g_filename_display_name (path);
-  int status;
-  g_autoptr(SerioBundle) bundle = serio_tool_load_bundle (path, &bytes, &status);
+  g_autoptr(SerioReader) reader = serio_tool_open_reader (path, SERIO_TOOL_INPUT_DEFAULT, &error);
+  g_autoptr(GFile) file = NULL;
+  g_autoptr(SerioSave) save = NULL;
+  g_autoptr(SerioWriter) writer = NULL;
+  gboolean more;
 
-  /* A file that does not parse is left alone: its error is printed. */
-  if (bundle == NULL)
-    return status;
-
-  if (serio_tool_is_sealed (bytes))
+  if (reader == NULL)
     {
+      serio_tool_print_error (error);
+      return SERIO_TOOL_EXIT_ERROR;
+    }
+
+  /* The first record tells whether the text is sealed. */
+  more = serio_reader_next (reader, NULL, &error);
+  if (error != NULL)
+    return serio_tool_report_read_error (path, error);
+
+  if (serio_reader_get_sealed (reader))
+    {
+      /* Still read to the end, so that a damaged file is reported: arrays
+       * skipped in a sealed text are hashed, and so verified. */
+      while (more)
+        more = serio_reader_next (reader, NULL, &error);
+      if (error != NULL)
+        return serio_tool_report_read_error (path, error);
+
       /* TRANSLATORS: a file name */
       g_print (_("%s: already sealed, left as it is"), display);
       g_print ("\n");
@@ -37,13 +73,35 @@ seal_file (const char *path)
     }
 
   file = g_file_new_for_path (path);
-  if (!serio_bundle_save_to_file (bundle, file, NULL, &error))
+  save = _serio_save_begin (file, NULL, &error);
+  if (save == NULL)
+    return save_failed (display, g_steal_pointer (&error));
+  writer = serio_writer_new (_serio_save_get_stream (save));
+
+  for (; more; more = serio_reader_next (reader, NULL, &error))
     {
-      /* TRANSLATORS: a file name, before an error message about it */
-      g_prefix_error (&error, _("%s: "), display);
-      serio_tool_print_error (error);
-      return SERIO_TOOL_EXIT_ERROR;
+      gsize n;
+
+      if (!serio_writer_begin_array (writer, serio_reader_get_name (reader),
+                                     serio_reader_get_n_values (reader), NULL, &error))
+        return save_failed (display, g_steal_pointer (&error));
+
+      do
+        {
+          /* On an error, the save is aborted as it goes out of scope. */
+          if (!serio_reader_read_values (reader, values, SCRATCH_VALUES, &n, NULL, &error))
+            return serio_tool_report_read_error (path, error);
+          if (n > 0 && !serio_writer_add_values (writer, values, n, NULL, &error))
+            return save_failed (display, g_steal_pointer (&error));
+        }
+      while (n > 0);
     }
+  if (error != NULL)
+    return serio_tool_report_read_error (path, error);
+
+  if (!serio_writer_close (writer, NULL, &error) ||
+      !_serio_save_commit (g_steal_pointer (&save), NULL, &error))
+    return save_failed (display, g_steal_pointer (&error));
 
   /* TRANSLATORS: a file name */
   g_print (_("%s: sealed"), display);
@@ -56,6 +114,7 @@ int
 serio_tool_seal (int    argc,
                  char **argv)
 {
+  g_autofree double *values = NULL;
   int status = SERIO_TOOL_EXIT_OK;
 
   if (!serio_tool_parse_options (N_("FILE…"),
@@ -79,9 +138,10 @@ serio_tool_seal (int    argc,
         return serio_tool_usage_error (_("files are sealed in place: the standard input cannot be"));
     }
 
+  values = g_new (double, SCRATCH_VALUES);
   for (int i = 1; i < argc; i++)
     {
-      int file_status = seal_file (argv[i]);
+      int file_status = seal_file (argv[i], values);
 
       status = MAX (status, file_status);
     }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-tool-common.c: option parsing, file loading, progress and number
- * formatting shared by the commands of the serio tool
+/* serio-tool-common.c: option parsing, file loading and streaming,
+ * progress, spooled output and number formatting shared by the commands of
+ * the serio tool
  *
  * Copyright 2026 The libserio authors
  */
@@ -12,9 +13,13 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <errno.h>
+
 #include <glib/gi18n.h>
+#include <glib/gprintf.h>
 #include <gio/gunixinputstream.h>
 
+#include "serio-fnv-private.h"
 #include "serio-tool.h"
 
 /* Reads go in pieces of this size, so that a progress indicator moves. */
@@ -22,6 +27,21 @@
 
 /* Files above this size show their progress on a terminal. */
 #define PROGRESS_THRESHOLD (G_GOFFSET_CONSTANT (64) * 1024 * 1024)
+
+/* A spool keeps this much in memory before it moves to a temporary file. */
+#define SPOOL_MEMORY (256 * 1024)
+
+/* Spools are read back, and their lines put together, in pieces of this
+ * size. */
+#define SPOOL_CHUNK (64 * 1024)
+
+/* As in the library: at most this many threads. */
+#define MAX_THREADS 64
+
+/* A file above this size (or of a size not known) is hashed by a thread of
+ * its own while it is parsed, with at most these many pieces waiting. */
+#define HASH_THREAD_THRESHOLD (4 * 1024 * 1024)
+#define HASH_IN_FLIGHT 4
 
 gboolean
 serio_tool_parse_options (const char          *parameter_string,
@@ -325,35 +345,534 @@ serio_tool_load_bundle (const char  *path,
   return g_steal_pointer (&bundle);
 }
 
+/* ------------------------------------------------------------------ */
+/* Streaming input                                                    */
+/* ------------------------------------------------------------------ */
+
 /*
- * serio_tool_is_sealed:
- * @bytes: a text that the library parsed without error
+ * SerioToolInput:
  *
- * Whether the text was sealed: its first record, after any blank lines,
- * opens a seal (serio-v1-files.md §2). The reader verified and stripped
- * the seal of such a text, so this is all that is left to tell.
+ * A file's stream as the commands that stream read it: the bytes pass
+ * through unchanged, counted against the file's size for the progress
+ * shown on a terminal, and hashed with FNV-1a when asked (so that the
+ * checksum of a text comes from the very bytes a reader parses, which
+ * works on the standard input too). A read error names the file.
+ *
+ * FNV-1a goes one byte after the other, at about a byte per nanosecond:
+ * for a large file, a thread hashes copies of the pieces read while the
+ * reader parses them.
  */
-gboolean
-serio_tool_is_sealed (GBytes *bytes)
+typedef struct
 {
-  static const char opening[] = "v1|serio.sealed|1|1";
-  gsize size;
-  const char *p = g_bytes_get_data (bytes, &size);
-  const char *end = p + size;
+  gsize  len;
+  guint8 data[];
+} HashPiece;
+
+/* Tells the hashing thread to stop. */
+static HashPiece stop_hashing;
+
+struct _SerioToolInput
+{
+  GFilterInputStream  parent_instance;
+
+  char               *display;
+  goffset             size;         /* -1 when not known */
+  guint64             n_read;
+  gboolean            hashing;
+  guint64             hash;         /* the hasher's while it runs */
+  GThread            *hasher;
+  GAsyncQueue        *pieces;       /* HashPiece: to hash, in order */
+  GAsyncQueue        *room;         /* a token per piece that may be sent */
+  gboolean            progress;     /* shown now */
+  int                 shown_percent;
+};
+
+G_DEFINE_FINAL_TYPE (SerioToolInput, serio_tool_input, G_TYPE_FILTER_INPUT_STREAM)
+
+static gpointer
+hash_in_thread (gpointer data)
+{
+  SerioToolInput *self = data;
 
   for (;;)
     {
-      if (p < end && *p == '\n')
-        p++;
-      else if (end - p >= 2 && p[0] == '\r' && p[1] == '\n')
-        p += 2;
-      else
+      HashPiece *piece = g_async_queue_pop (self->pieces);
+
+      if (piece == &stop_hashing)
         break;
+      self->hash = _serio_fnv1a64_update (self->hash, piece->data, piece->len);
+      g_free (piece);
+      g_async_queue_push (self->room, GINT_TO_POINTER (1));
     }
 
-  return (gsize) (end - p) > strlen (opening) &&
-         memcmp (p, opening, strlen (opening)) == 0 &&
-         (p[strlen (opening)] == '\n' || p[strlen (opening)] == '\r');
+  return NULL;
+}
+
+static void
+hash_piece (SerioToolInput *self,
+            const void     *data,
+            gsize           len)
+{
+  HashPiece *piece;
+
+  if (self->hasher == NULL &&
+      (self->size < 0 || self->size > HASH_THREAD_THRESHOLD))
+    {
+      self->pieces = g_async_queue_new ();
+      self->room = g_async_queue_new ();
+      for (int i = 0; i < HASH_IN_FLIGHT; i++)
+        g_async_queue_push (self->room, GINT_TO_POINTER (1));
+      self->hasher = g_thread_new ("serio-hash", hash_in_thread, self);
+    }
+
+  if (self->hasher == NULL)
+    {
+      self->hash = _serio_fnv1a64_update (self->hash, data, len);
+      return;
+    }
+
+  g_async_queue_pop (self->room);
+  piece = g_malloc (sizeof (HashPiece) + len);
+  piece->len = len;
+  memcpy (piece->data, data, len);
+  g_async_queue_push (self->pieces, piece);
+}
+
+/* Waits for the hashing thread to hash what it was sent, and ends it. */
+static void
+end_hashing (SerioToolInput *self)
+{
+  if (self->hasher == NULL)
+    return;
+
+  g_async_queue_push (self->pieces, &stop_hashing);
+  g_thread_join (g_steal_pointer (&self->hasher));
+  g_clear_pointer (&self->pieces, g_async_queue_unref);
+  g_clear_pointer (&self->room, g_async_queue_unref);
+}
+
+static gssize
+serio_tool_input_read (GInputStream  *stream,
+                       void          *buffer,
+                       gsize          count,
+                       GCancellable  *cancellable,
+                       GError       **error)
+{
+  SerioToolInput *self = SERIO_TOOL_INPUT (stream);
+  GInputStream *base = g_filter_input_stream_get_base_stream (G_FILTER_INPUT_STREAM (stream));
+  GError *local_error = NULL;
+  gssize n;
+
+  n = g_input_stream_read (base, buffer, count, cancellable, &local_error);
+  if (n < 0)
+    {
+      end_hashing (self);
+      serio_tool_input_end_progress (self);
+      /* TRANSLATORS: a file name, before an error message about it */
+      g_prefix_error (&local_error, _("%s: "), self->display);
+      g_propagate_error (error, local_error);
+      return -1;
+    }
+  if (n == 0)
+    {
+      end_hashing (self);
+      serio_tool_input_end_progress (self);
+      return 0;
+    }
+
+  if (self->hashing)
+    hash_piece (self, buffer, n);
+  self->n_read += n;
+
+  if (self->progress && self->n_read <= (guint64) self->size)
+    {
+      int percent = (int) (self->n_read * 100 / (guint64) self->size);
+
+      if (percent != self->shown_percent)
+        {
+          progress_show_reading (self->display, percent);
+          self->shown_percent = percent;
+        }
+    }
+
+  return n;
+}
+
+static void
+serio_tool_input_finalize (GObject *object)
+{
+  SerioToolInput *self = SERIO_TOOL_INPUT (object);
+
+  end_hashing (self);
+  serio_tool_input_end_progress (self);
+  g_free (self->display);
+
+  G_OBJECT_CLASS (serio_tool_input_parent_class)->finalize (object);
+}
+
+static void
+serio_tool_input_class_init (SerioToolInputClass *klass)
+{
+  GObjectClass *object_class = G_OBJECT_CLASS (klass);
+  GInputStreamClass *stream_class = G_INPUT_STREAM_CLASS (klass);
+
+  object_class->finalize = serio_tool_input_finalize;
+  stream_class->read_fn = serio_tool_input_read;
+}
+
+static void
+serio_tool_input_init (SerioToolInput *self)
+{
+  self->size = -1;
+  self->hash = SERIO_FNV1A64_INIT;
+}
+
+/*
+ * serio_tool_input_open:
+ * @path: a file name in the file system's encoding, or "-" for the
+ *   standard input
+ * @flags: what to do with the bytes that pass
+ *
+ * Opens a file to stream it. A file larger than 64 MB shows the progress of
+ * its reading while the standard error is a terminal, until the end of the
+ * file, a read error, serio_tool_input_end_progress() or the stream's end.
+ * Errors opening the file are GIO's (whose messages name the file); errors
+ * reading it are prefixed with its name.
+ */
+SerioToolInput *
+serio_tool_input_open (const char           *path,
+                       SerioToolInputFlags   flags,
+                       GError              **error)
+{
+  g_autoptr(GInputStream) base = NULL;
+  SerioToolInput *self;
+  goffset size;
+
+  base = serio_tool_open_input (path, &size, error);
+  if (base == NULL)
+    return NULL;
+
+  self = g_object_new (SERIO_TOOL_TYPE_INPUT, "base-stream", base, NULL);
+  self->display = g_filename_display_name (path);
+  self->size = size;
+  self->hashing = (flags & SERIO_TOOL_INPUT_CHECKSUM) != 0;
+  self->progress = (flags & SERIO_TOOL_INPUT_NO_PROGRESS) == 0 && show_progress (size);
+  if (self->progress)
+    progress_show_reading (self->display, 0);
+
+  return self;
+}
+
+/* The size of the file when it was opened, or -1 when it is not known. */
+goffset
+serio_tool_input_get_size (SerioToolInput *self)
+{
+  return self->size;
+}
+
+/* The serio checksum of the bytes read so far (of the whole file once the
+ * end was read), with SERIO_TOOL_INPUT_CHECKSUM. */
+guint32
+serio_tool_input_get_checksum (SerioToolInput *self)
+{
+  end_hashing (self);
+  return _serio_fnv1a_fold (self->hash);
+}
+
+/* Erases the progress line, if one is shown; it is not shown again. */
+void
+serio_tool_input_end_progress (SerioToolInput *self)
+{
+  if (self->progress)
+    progress_clear ();
+  self->progress = FALSE;
+}
+
+/*
+ * serio_tool_open_reader:
+ * @path: a file name, or "-" for the standard input
+ * @flags: as for serio_tool_input_open()
+ *
+ * Opens a reader on the file, through a SerioToolInput (see
+ * serio_tool_reader_get_input()). Nothing is read yet.
+ */
+SerioReader *
+serio_tool_open_reader (const char           *path,
+                        SerioToolInputFlags   flags,
+                        GError              **error)
+{
+  g_autoptr(SerioToolInput) input = serio_tool_input_open (path, flags, error);
+
+  if (input == NULL)
+    return NULL;
+
+  return serio_reader_new (G_INPUT_STREAM (input));
+}
+
+/* The input of a reader from serio_tool_open_reader(). */
+SerioToolInput *
+serio_tool_reader_get_input (SerioReader *reader)
+{
+  return SERIO_TOOL_INPUT (serio_reader_get_stream (reader));
+}
+
+/*
+ * serio_tool_report_read_error:
+ * @path: the file that a reader from serio_tool_open_reader() read
+ * @error: the reader's error
+ *
+ * Prints the error: an invalid file as `FILE:LINE: message`, a read error
+ * (whose message names the file) after the command's name.
+ *
+ * Returns: the exit status it calls for
+ */
+int
+serio_tool_report_read_error (const char   *path,
+                              const GError *error)
+{
+  if (error->domain == SERIO_ERROR)
+    {
+      serio_tool_report_parse_error (path, error);
+      return SERIO_TOOL_EXIT_FAILURE;
+    }
+
+  serio_tool_print_error (error);
+  return SERIO_TOOL_EXIT_ERROR;
+}
+
+/*
+ * serio_tool_get_threads:
+ *
+ * The number of threads to work with: one per processor, capped by the
+ * environment variable SERIO_THREADS as in the library.
+ */
+guint
+serio_tool_get_threads (void)
+{
+  const char *cap = g_getenv ("SERIO_THREADS");
+  guint n = g_get_num_processors ();
+
+  if (cap != NULL && *cap != '\0')
+    {
+      guint64 limit = g_ascii_strtoull (cap, NULL, 10);
+
+      if (limit >= 1)
+        n = MIN (n, limit);
+    }
+
+  return CLAMP (n, 1, MAX_THREADS);
+}
+
+/* ------------------------------------------------------------------ */
+/* Spools                                                             */
+/* ------------------------------------------------------------------ */
+
+struct _SerioToolSpool
+{
+  GString *memory;
+  FILE    *file;      /* once the text outgrew the memory: all of it */
+};
+
+static void
+set_errno_error (GError **error,
+                 int      errsv)
+{
+  g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (errsv), g_strerror (errsv));
+}
+
+SerioToolSpool *
+serio_tool_spool_new (void)
+{
+  SerioToolSpool *spool = g_new0 (SerioToolSpool, 1);
+
+  spool->memory = g_string_new (NULL);
+  return spool;
+}
+
+void
+serio_tool_spool_free (SerioToolSpool *spool)
+{
+  if (spool == NULL)
+    return;
+
+  if (spool->file != NULL)
+    fclose (spool->file);
+  g_string_free (spool->memory, TRUE);
+  g_free (spool);
+}
+
+/* Appends @len bytes of @data, or all of it up to a NUL when @len is -1. */
+gboolean
+serio_tool_spool_append (SerioToolSpool  *spool,
+                         const char      *data,
+                         gssize           len_or_nul,
+                         GError         **error)
+{
+  gsize len = len_or_nul >= 0 ? (gsize) len_or_nul : strlen (data);
+
+  if (spool->file == NULL && spool->memory->len + len <= SPOOL_MEMORY)
+    {
+      g_string_append_len (spool->memory, data, len);
+      return TRUE;
+    }
+
+  if (spool->file == NULL)
+    {
+      /* An unnamed temporary file: it goes away when it is closed. */
+      spool->file = tmpfile ();
+      if (spool->file == NULL ||
+          fwrite (spool->memory->str, 1, spool->memory->len, spool->file) != spool->memory->len)
+        {
+          set_errno_error (error, errno);
+          return FALSE;
+        }
+      g_string_truncate (spool->memory, 0);
+    }
+
+  if (fwrite (data, 1, len, spool->file) != len)
+    {
+      set_errno_error (error, errno);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+gboolean
+serio_tool_spool_append_printf (SerioToolSpool  *spool,
+                                GError         **error,
+                                const char      *format,
+                                ...)
+{
+  g_autofree char *text = NULL;
+  va_list args;
+  int len;
+
+  va_start (args, format);
+  len = g_vasprintf (&text, format, args);
+  va_end (args);
+
+  return serio_tool_spool_append (spool, text, len, error);
+}
+
+typedef struct
+{
+  gboolean            by_line;
+  GString            *line;
+  SerioToolSpoolFunc  func;
+  gpointer            user_data;
+} Replay;
+
+static gboolean
+replay_piece (Replay      *replay,
+              const char  *data,
+              gsize        len,
+              GError     **error)
+{
+  const char *end = data + len;
+
+  if (!replay->by_line)
+    return replay->func (data, len, replay->user_data, error);
+
+  while (data < end)
+    {
+      const char *nl = memchr (data, '\n', end - data);
+
+      if (nl == NULL)
+        {
+          g_string_append_len (replay->line, data, end - data);
+          break;
+        }
+      g_string_append_len (replay->line, data, nl + 1 - data);
+      data = nl + 1;
+      if (!replay->func (replay->line->str, replay->line->len, replay->user_data, error))
+        return FALSE;
+      g_string_truncate (replay->line, 0);
+    }
+
+  return TRUE;
+}
+
+/*
+ * serio_tool_spool_replay:
+ * @by_line: hand the text over line by line, each NUL-terminated and with
+ *   its line feed (a last line without one last), instead of in pieces
+ *
+ * Hands what was appended to @func, from the start.
+ */
+gboolean
+serio_tool_spool_replay (SerioToolSpool      *spool,
+                         gboolean             by_line,
+                         SerioToolSpoolFunc   func,
+                         gpointer             user_data,
+                         GError             **error)
+{
+  g_autoptr(GString) line = g_string_new (NULL);
+  g_autofree char *chunk = NULL;
+  Replay replay = { by_line, line, func, user_data };
+
+  if (spool->file == NULL)
+    {
+      if (!replay_piece (&replay, spool->memory->str, spool->memory->len, error))
+        return FALSE;
+    }
+  else
+    {
+      gsize n;
+
+      if (fflush (spool->file) != 0 || fseek (spool->file, 0, SEEK_SET) != 0)
+        {
+          set_errno_error (error, errno);
+          return FALSE;
+        }
+
+      chunk = g_malloc (SPOOL_CHUNK);
+      while ((n = fread (chunk, 1, SPOOL_CHUNK, spool->file)) > 0)
+        {
+          if (!replay_piece (&replay, chunk, n, error))
+            return FALSE;
+        }
+      if (ferror (spool->file))
+        {
+          set_errno_error (error, errno);
+          return FALSE;
+        }
+      /* Later appends go on at the end. */
+      fseek (spool->file, 0, SEEK_END);
+    }
+
+  if (line->len > 0)
+    return func (line->str, line->len, user_data, error);
+
+  return TRUE;
+}
+
+/* A SerioToolSpoolFunc: writes the text to the standard output as it is. */
+gboolean
+serio_tool_spool_write_stdout (const char  *data,
+                               gsize        len,
+                               gpointer     user_data,
+                               GError     **error)
+{
+  if (fwrite (data, 1, len, stdout) != len)
+    {
+      set_errno_error (error, errno);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* A SerioToolSpoolFunc for the lines of a replay by line: prints them with
+ * g_print(), as text for the user in the locale's character set. */
+gboolean
+serio_tool_spool_print_line (const char  *data,
+                             gsize        len,
+                             gpointer     user_data,
+                             GError     **error)
+{
+  g_print ("%s", data);
+  return TRUE;
 }
 
 /*

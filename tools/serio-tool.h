@@ -59,7 +59,70 @@ GBytes      *serio_tool_load                (const char          *path,
 SerioBundle *serio_tool_load_bundle         (const char          *path,
                                              GBytes             **bytes,
                                              int                 *status);
-gboolean     serio_tool_is_sealed           (GBytes              *bytes);
+
+/* Streaming: a file read through a SerioToolInput, which counts the bytes
+ * for the progress shown on a terminal and can hash them with FNV-1a (the
+ * checksum of the whole text) as they pass, standard input included. */
+typedef enum
+{
+  SERIO_TOOL_INPUT_DEFAULT = 0,
+  SERIO_TOOL_INPUT_CHECKSUM = 1 << 0,     /* hash the bytes as they pass */
+  SERIO_TOOL_INPUT_NO_PROGRESS = 1 << 1,  /* never show progress */
+} SerioToolInputFlags;
+
+#define SERIO_TOOL_TYPE_INPUT (serio_tool_input_get_type ())
+G_DECLARE_FINAL_TYPE (SerioToolInput, serio_tool_input, SERIO_TOOL, INPUT, GFilterInputStream)
+
+SerioToolInput *serio_tool_input_open       (const char          *path,
+                                             SerioToolInputFlags  flags,
+                                             GError             **error);
+goffset      serio_tool_input_get_size      (SerioToolInput      *self);
+guint32      serio_tool_input_get_checksum  (SerioToolInput      *self);
+void         serio_tool_input_end_progress  (SerioToolInput      *self);
+
+SerioReader *serio_tool_open_reader         (const char          *path,
+                                             SerioToolInputFlags  flags,
+                                             GError             **error);
+SerioToolInput *serio_tool_reader_get_input (SerioReader         *reader);
+int          serio_tool_report_read_error   (const char          *path,
+                                             const GError        *error);
+
+/* Text kept for later: in memory up to a limit, then in a temporary file,
+ * so that output held back stays within bounded memory. */
+typedef struct _SerioToolSpool SerioToolSpool;
+
+typedef gboolean (*SerioToolSpoolFunc)      (const char          *data,
+                                             gsize                len,
+                                             gpointer             user_data,
+                                             GError             **error);
+
+SerioToolSpool *serio_tool_spool_new        (void);
+void         serio_tool_spool_free          (SerioToolSpool      *spool);
+gboolean     serio_tool_spool_append        (SerioToolSpool      *spool,
+                                             const char          *data,
+                                             gssize               len,
+                                             GError             **error);
+gboolean     serio_tool_spool_append_printf (SerioToolSpool      *spool,
+                                             GError             **error,
+                                             const char          *format,
+                                             ...) G_GNUC_PRINTF (3, 4);
+gboolean     serio_tool_spool_replay        (SerioToolSpool      *spool,
+                                             gboolean             by_line,
+                                             SerioToolSpoolFunc   func,
+                                             gpointer             user_data,
+                                             GError             **error);
+gboolean     serio_tool_spool_write_stdout  (const char          *data,
+                                             gsize                len,
+                                             gpointer             user_data,
+                                             GError             **error);
+gboolean     serio_tool_spool_print_line    (const char          *data,
+                                             gsize                len,
+                                             gpointer             user_data,
+                                             GError             **error);
+
+G_DEFINE_AUTOPTR_CLEANUP_FUNC (SerioToolSpool, serio_tool_spool_free)
+
+guint        serio_tool_get_threads         (void);
 
 const char  *serio_tool_format_double       (double               value,
                                              char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);
