@@ -11,19 +11,23 @@
 
 #include "serio-workers.h"
 
-/* What the pool runs: every job starts with this. */
-typedef struct
-{
-  void   (*run) (gpointer job);
-  guint   *pending;             /* the count of its batch, decremented when done */
-} Job;
+typedef struct _Job Job;
 
-/* One block to format. */
+/* What the pool runs: every job starts with this. */
+struct _Job
+{
+  void         (*run) (Job *job);
+  SerioWorkers  *workers;
+  guint         *pending;       /* the count of its batch, decremented when done */
+};
+
+/* One slot of the formatting ring: block @index, once @ready. */
 typedef struct
 {
-  Job               job;
   SerioFormatBlock  block;
-} FormatJob;
+  gsize             index;
+  gboolean          ready;
+} Slot;
 
 /* One thread's share of a span: the tokens of [start, end), where end is
  * a comma or the span's end. */
@@ -41,17 +45,31 @@ typedef struct
   const char        *stop;      /* the bad token, on a problem */
 } ParsePart;
 
+/* Formatting is a ring of slots: the pool's threads claim blocks in order
+ * and format each into the slot of its index (once the caller has handed
+ * out the block that slot held), while the caller hands the blocks out in
+ * order as they become ready. Everything below is under @lock, and @done
+ * is broadcast at every change. */
+#define SLOTS_PER_THREAD 2
+
 struct _SerioWorkers
 {
   GThreadPool  *pool;
   GMutex        lock;
   GCond         done;
 
-  /* Formatting: two sets of blocks, one handed out while the other is
-   * formatted. */
-  FormatJob     blocks[2][SERIO_MAX_THREADS];
-  guint         blocks_pending[2];
-  gsize         block_size;     /* of each block's out */
+  Slot          ring[SLOTS_PER_THREAD * SERIO_MAX_THREADS];
+  guint         n_slots;
+  gsize         slot_size;      /* of each slot's out */
+  Job           formatters[SERIO_MAX_THREADS];
+  guint         formatters_running;
+  const double *values;
+  gsize         block_values;
+  gsize         n_blocks;
+  gboolean      leading_comma;
+  gsize         next_claim;     /* the next block a formatter takes */
+  gsize         next_out;       /* the next block the caller hands out */
+  gboolean      stop;           /* the caller hands out no more */
 
   ParsePart     parts[SERIO_MAX_THREADS];
   guint         parts_pending;
@@ -97,7 +115,7 @@ run_in_pool (gpointer item,
   job->run (job);
 
   g_mutex_lock (&workers->lock);
-  if (--*job->pending == 0)
+  if (job->pending != NULL && --*job->pending == 0)
     g_cond_broadcast (&workers->done);
   g_mutex_unlock (&workers->lock);
 }
@@ -121,12 +139,10 @@ _serio_workers_free (SerioWorkers *workers)
 
   if (workers->pool != NULL)
     g_thread_pool_free (workers->pool, FALSE, TRUE);
+  for (guint i = 0; i < G_N_ELEMENTS (workers->ring); i++)
+    g_free (workers->ring[i].block.out);
   for (guint i = 0; i < SERIO_MAX_THREADS; i++)
-    {
-      g_free (workers->blocks[0][i].block.out);
-      g_free (workers->blocks[1][i].block.out);
-      g_free (workers->parts[i].out);
-    }
+    g_free (workers->parts[i].out);
   g_mutex_clear (&workers->lock);
   g_cond_clear (&workers->done);
   g_free (workers);
@@ -149,13 +165,17 @@ push_jobs (SerioWorkers *workers,
     }
   g_thread_pool_set_max_threads (workers->pool, max_threads, NULL);
 
-  g_mutex_lock (&workers->lock);
-  *pending = n_jobs;
-  g_mutex_unlock (&workers->lock);
+  if (pending != NULL)
+    {
+      g_mutex_lock (&workers->lock);
+      *pending = n_jobs;
+      g_mutex_unlock (&workers->lock);
+    }
   for (guint i = 0; i < n_jobs; i++)
     {
       Job *job = (Job *) (gpointer) ((char *) jobs + i * job_size);
 
+      job->workers = workers;
       job->pending = pending;
       g_thread_pool_push (workers->pool, job, NULL);
     }
@@ -172,9 +192,8 @@ wait_jobs (SerioWorkers *workers,
 }
 
 static void
-format_block (gpointer job)
+format_block (SerioFormatBlock *block)
 {
-  SerioFormatBlock *block = &((FormatJob *) job)->block;
   char *out = block->out;
 
   if (block->leading_comma)
@@ -190,35 +209,43 @@ format_block (gpointer job)
   block->len = out - block->out;
 }
 
-/* Starts formatting set @set: up to @n_threads blocks of @block_values
- * values from block @first of @values on. Returns the blocks started. */
-static guint
-start_round (SerioWorkers *workers,
-             guint         set,
-             const double *values,
-             gsize         block_values,
-             gsize         first,
-             gsize         n_blocks_total,
-             guint         n_threads,
-             gboolean      leading_comma)
+/* A formatter of the pool: claims blocks until there are none left or the
+ * caller stops. */
+static void
+run_formatter (Job *job)
 {
-  guint n = (guint) MIN ((gsize) n_threads, n_blocks_total - first);
+  SerioWorkers *workers = job->workers;
 
-  for (guint i = 0; i < n; i++)
+  g_mutex_lock (&workers->lock);
+  for (;;)
     {
-      FormatJob *job = &workers->blocks[set][i];
+      gsize index;
+      Slot *slot;
 
-      if (job->block.out == NULL)
-        job->block.out = g_malloc (workers->block_size);
-      job->job.run = format_block;
-      job->block.values = values + (first + i) * block_values;
-      job->block.n_values = block_values;
-      job->block.leading_comma = leading_comma || first + i > 0;
+      if (workers->stop || workers->next_claim >= workers->n_blocks)
+        break;
+      index = workers->next_claim++;
+      slot = &workers->ring[index % workers->n_slots];
+      /* The slot is free once the caller handed out the block before. */
+      while (!workers->stop && index >= workers->next_out + workers->n_slots)
+        g_cond_wait (&workers->done, &workers->lock);
+      if (workers->stop)
+        break;
+      g_mutex_unlock (&workers->lock);
+
+      slot->block.values = workers->values + index * workers->block_values;
+      slot->block.n_values = workers->block_values;
+      slot->block.leading_comma = workers->leading_comma || index > 0;
+      format_block (&slot->block);
+
+      g_mutex_lock (&workers->lock);
+      slot->index = index;
+      slot->ready = TRUE;
+      g_cond_broadcast (&workers->done);
     }
-  /* Every thread formats: the calling one hands the blocks out meanwhile. */
-  push_jobs (workers, workers->blocks[set], sizeof (FormatJob), n, &workers->blocks_pending[set], n_threads);
-
-  return n;
+  workers->formatters_running--;
+  g_cond_broadcast (&workers->done);
+  g_mutex_unlock (&workers->lock);
 }
 
 gsize
@@ -231,60 +258,78 @@ _serio_workers_format (SerioWorkers   *workers,
                        SerioBlockSink  sink,
                        gpointer        user_data)
 {
-  gsize block_size = block_values * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK;
-  gsize n_blocks_total = n_values / block_values;
-  gsize first = 0;
-  guint set = 0;
-  guint n_round;
+  gsize slot_size = block_values * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK;
+  gsize n_blocks = n_values / block_values;
+  gsize handed = 0;
 
   g_assert (block_values >= 1);
   n_threads = CLAMP (n_threads, 1, SERIO_MAX_THREADS);
-  if (n_blocks_total == 0)
+  if (n_blocks == 0)
     return 0;
 
-  if (block_size > workers->block_size)
+  if (slot_size > workers->slot_size)
     {
-      for (guint i = 0; i < SERIO_MAX_THREADS; i++)
-        {
-          g_clear_pointer (&workers->blocks[0][i].block.out, g_free);
-          g_clear_pointer (&workers->blocks[1][i].block.out, g_free);
-        }
-      workers->block_size = block_size;
+      for (guint i = 0; i < G_N_ELEMENTS (workers->ring); i++)
+        g_clear_pointer (&workers->ring[i].block.out, g_free);
+      workers->slot_size = slot_size;
+    }
+  workers->n_slots = SLOTS_PER_THREAD * n_threads;
+  for (guint i = 0; i < workers->n_slots; i++)
+    {
+      if (workers->ring[i].block.out == NULL)
+        workers->ring[i].block.out = g_malloc (workers->slot_size);
+      workers->ring[i].ready = FALSE;
     }
 
-  n_round = start_round (workers, set, values, block_values, first, n_blocks_total, n_threads, leading_comma);
-  for (;;)
+  workers->values = values;
+  workers->block_values = block_values;
+  workers->n_blocks = n_blocks;
+  workers->leading_comma = leading_comma;
+  workers->next_claim = 0;
+  workers->next_out = 0;
+  workers->stop = FALSE;
+  workers->formatters_running = n_threads;
+  for (guint i = 0; i < n_threads; i++)
+    workers->formatters[i].run = run_formatter;
+  /* Every thread formats: the calling one hands the blocks out. */
+  push_jobs (workers, workers->formatters, sizeof (Job), n_threads, NULL, n_threads);
+
+  for (; handed < n_blocks; handed++)
     {
-      gsize next = first + n_round;
-      guint n_next = 0;
+      Slot *slot = &workers->ring[handed % workers->n_slots];
+      gboolean ok;
 
-      wait_jobs (workers, &workers->blocks_pending[set]);
-      if (next < n_blocks_total)
-        n_next = start_round (workers, set ^ 1, values, block_values, next, n_blocks_total, n_threads,
-                              leading_comma);
+      g_mutex_lock (&workers->lock);
+      while (!(slot->ready && slot->index == handed))
+        g_cond_wait (&workers->done, &workers->lock);
+      g_mutex_unlock (&workers->lock);
 
-      for (guint i = 0; i < n_round; i++)
-        {
-          if (!sink (&workers->blocks[set][i].block, user_data))
-            {
-              /* The blocks being formatted point into the caller's values. */
-              wait_jobs (workers, &workers->blocks_pending[set ^ 1]);
-              return (first + i) * block_values;
-            }
-        }
+      ok = sink (&slot->block, user_data);
 
-      if (n_next == 0)
-        return next * block_values;
-      first = next;
-      n_round = n_next;
-      set ^= 1;
+      g_mutex_lock (&workers->lock);
+      slot->ready = FALSE;
+      workers->next_out = handed + 1;
+      if (!ok)
+        workers->stop = TRUE;
+      g_cond_broadcast (&workers->done);
+      g_mutex_unlock (&workers->lock);
+      if (!ok)
+        break;
     }
+
+  /* The formatters read the caller's values: they must be done. */
+  g_mutex_lock (&workers->lock);
+  while (workers->formatters_running > 0)
+    g_cond_wait (&workers->done, &workers->lock);
+  g_mutex_unlock (&workers->lock);
+
+  return handed * block_values;
 }
 
 static void
-parse_part (gpointer job)
+parse_part (Job *job)
 {
-  ParsePart *part = job;
+  ParsePart *part = (ParsePart *) job;
   const char *s = part->start;
 
   part->n = _serio_codec_parse_tokens (&s, part->end, part->buf_end, part->out, part->room,
@@ -343,7 +388,7 @@ _serio_workers_parse (SerioWorkers       *workers,
   if (n_parts > 1)
     push_jobs (workers, workers->parts + 1, sizeof (ParsePart), n_parts - 1, &workers->parts_pending,
                n_parts - 1);
-  parse_part (&workers->parts[0]);
+  parse_part (&workers->parts[0].job);
   wait_jobs (workers, &workers->parts_pending);
 
   problem->reason = NULL;
