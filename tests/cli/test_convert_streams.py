@@ -325,5 +325,6 @@ class ConvertStreamTests(ToolTestCase):
 
 
 if __name__ == '__main__':
-    base.SERIO = os.path.abspath(sys.argv[1])
-    unittest.main(argv=[sys.argv[0]] + sys.argv[2:], verbosity=2)
+    # Called as test_serio_tool.py is: SERIO VERSION [unittest arguments].
+    base.SERIO, base.VERSION = os.path.abspath(sys.argv[1]), sys.argv[2]
+    unittest.main(argv=[sys.argv[0]] + sys.argv[3:], verbosity=2)
