@@ -22,9 +22,6 @@
 #include "serio-fnv-private.h"
 #include "serio-tool.h"
 
-/* Reads go in pieces of this size, so that a progress indicator moves. */
-#define READ_CHUNK (1024 * 1024)
-
 /* Files above this size show their progress on a terminal. */
 #define PROGRESS_THRESHOLD (G_GOFFSET_CONSTANT (64) * 1024 * 1024)
 
@@ -183,93 +180,6 @@ serio_tool_open_input (const char  *path,
   return G_INPUT_STREAM (g_steal_pointer (&stream));
 }
 
-/*
- * serio_tool_load:
- * @path: a file name in the file system's encoding, or "-" for the
- *   standard input
- *
- * Reads a whole file. Messages of the errors set name the file.
- */
-GBytes *
-serio_tool_load (const char  *path,
-                 GError     **error)
-{
-  g_autoptr(GInputStream) stream = NULL;
-  g_autofree char *display = g_filename_display_name (path);
-  g_autofree char *data = NULL;
-  gsize len = 0;
-  gsize capacity;
-  goffset size;
-  gboolean progress;
-  int shown_percent = 0;
-
-  stream = serio_tool_open_input (path, &size, error);
-  if (stream == NULL)
-    return NULL;
-
-  /* One byte more than the size announced, so that the read which finds
-   * the end of the file needs no larger buffer. */
-  capacity = size >= 0 && (guint64) size < G_MAXSIZE ? MAX ((gsize) size + 1, 4096) : READ_CHUNK;
-  progress = show_progress (size);
-  if (progress)
-    progress_show_reading (display, 0);
-
-  data = g_try_malloc (capacity);
-  if (data == NULL)
-    goto no_memory;
-
-  for (;;)
-    {
-      gssize n;
-
-      if (len == capacity)
-        {
-          char *bigger = capacity <= G_MAXSIZE / 2 ? g_try_realloc (data, capacity * 2) : NULL;
-
-          if (bigger == NULL)
-            goto no_memory;
-          data = bigger;
-          capacity *= 2;
-        }
-
-      n = g_input_stream_read (stream, data + len, MIN (capacity - len, READ_CHUNK), NULL, error);
-      if (n < 0)
-        {
-          if (progress)
-            progress_clear ();
-          /* TRANSLATORS: a file name, before an error message about it */
-          g_prefix_error (error, _("%s: "), display);
-          return NULL;
-        }
-      if (n == 0)
-        break;
-      len += n;
-
-      if (progress && (guint64) len <= (guint64) size)
-        {
-          int percent = (int) ((guint64) len * 100 / (guint64) size);
-
-          if (percent != shown_percent)
-            {
-              progress_show_reading (display, percent);
-              shown_percent = percent;
-            }
-        }
-    }
-
-  if (progress)
-    progress_clear ();
-
-  return g_bytes_new_take (g_steal_pointer (&data), len);
-
-no_memory:
-  if (progress)
-    progress_clear ();
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_FAILED,
-               _("%s: not enough memory to read the file"), display);
-  return NULL;
-}
-
 /* Prints a parse error of the file @path in the GNU format `FILE:LINE:
  * message` that editors jump to, with the line that the error carries;
  * the message without its line follows, so that the line is not repeated. */
@@ -290,59 +200,6 @@ serio_tool_report_parse_error (const char   *path,
       g_printerr (_("%s: %s"), display, error->message);
       g_printerr ("\n");
     }
-}
-
-/*
- * serio_tool_load_bundle:
- * @path: a file name, or "-" for the standard input
- * @bytes: (out) (optional): the contents of the file
- * @status: (out): on failure, the exit status the error calls for
- *
- * Reads and parses a serio file, printing any error.
- */
-SerioBundle *
-serio_tool_load_bundle (const char  *path,
-                        GBytes     **bytes,
-                        int         *status)
-{
-  g_autoptr(GError) error = NULL;
-  g_autoptr(GBytes) contents = NULL;
-  g_autoptr(SerioBundle) bundle = NULL;
-  gboolean progress;
-
-  contents = serio_tool_load (path, &error);
-  if (contents == NULL)
-    {
-      serio_tool_print_error (error);
-      *status = SERIO_TOOL_EXIT_ERROR;
-      return NULL;
-    }
-
-  progress = show_progress (g_bytes_get_size (contents));
-  if (progress)
-    {
-      g_autofree char *display = g_filename_display_name (path);
-      /* TRANSLATORS: progress after a large file is read; %s is its name */
-      g_autofree char *text = g_strdup_printf (_("Parsing %s…"), display);
-
-      progress_show (text);
-    }
-
-  bundle = serio_bundle_from_bytes (contents, &error);
-  if (progress)
-    progress_clear ();
-
-  if (bundle == NULL)
-    {
-      serio_tool_report_parse_error (path, error);
-      *status = SERIO_TOOL_EXIT_FAILURE;
-      return NULL;
-    }
-
-  if (bytes != NULL)
-    *bytes = g_steal_pointer (&contents);
-
-  return g_steal_pointer (&bundle);
 }
 
 /* ------------------------------------------------------------------ */

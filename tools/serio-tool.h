@@ -54,11 +54,6 @@ gboolean     serio_tool_is_stdin            (const char          *path);
 GInputStream *serio_tool_open_input         (const char          *path,
                                              goffset             *size,
                                              GError             **error);
-GBytes      *serio_tool_load                (const char          *path,
-                                             GError             **error);
-SerioBundle *serio_tool_load_bundle         (const char          *path,
-                                             GBytes             **bytes,
-                                             int                 *status);
 
 /* Streaming: a file read through a SerioToolInput, which counts the bytes
  * for the progress shown on a terminal and can hash them with FNV-1a (the
@@ -130,38 +125,8 @@ gsize        serio_tool_write_double        (double               value,
                                              char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);
 char        *serio_tool_escape_name         (const char          *name);
 
-/* An array read from or written to NumPy's formats. */
-typedef struct
-{
-  char        *name;        /* a .npz member's name less ".npy", or NULL */
-  double      *values;      /* n_values, in C order */
-  gsize        n_values;
-  guint64     *shape;       /* n_dims dimensions; () for a 0-d scalar */
-  guint        n_dims;
-  const char  *type_name;   /* the NumPy type read, such as "float32" */
-} SerioToolArray;
-
-typedef enum
-{
-  SERIO_TOOL_NPY,
-  SERIO_TOOL_NPZ,
-  SERIO_TOOL_NPZ_COMPRESSED,
-} SerioToolNumpyFormat;
-
-void         serio_tool_array_clear         (SerioToolArray      *array);
-void         serio_tool_array_free          (SerioToolArray      *array);
+/* The shape (2x3, or () for a 0-d scalar) as info and diff show it. */
 char        *serio_tool_shape_to_string     (const guint64       *shape,
                                              guint                n_dims);
-gboolean     serio_tool_npy_read            (const guchar        *data,
-                                             gsize                size,
-                                             SerioToolArray      *array,
-                                             GError             **error);
-GPtrArray   *serio_tool_npz_read            (GBytes              *bytes,
-                                             GError             **error);
-gboolean     serio_tool_npy_write           (GFile               *file,
-                                             const SerioToolArray *arrays,
-                                             guint                n_arrays,
-                                             SerioToolNumpyFormat format,
-                                             GError             **error);
 
 G_END_DECLS

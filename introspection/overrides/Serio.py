@@ -197,39 +197,14 @@ def _float64_of(numpy, name, value):
 
     value is a NumPy array, a torch tensor, a number or a sequence of
     numbers. Raises TypeError or ValueError naming the key when the values
-    cannot come back exactly.
+    cannot come back exactly (the checks of :func:`_source_of`).
     """
+    source, dtype, _ = _source_of(numpy, name, value)
     torch = sys.modules.get('torch')
-    if torch is not None and isinstance(value, torch.Tensor):
-        return _float64_of_tensor(numpy, torch, name, value)
-    if isinstance(value, str):
-        raise TypeError('%r: a str is not an array of numbers' % (name,))
-    array = numpy.asarray(value)
-    kind = array.dtype.kind
-    if kind not in 'fiub' or array.dtype.itemsize > 8:
-        raise TypeError('%r: %s values cannot be stored exactly as float64'
-                        % (name, array.dtype))
-    dtype = array.dtype.name
-    if kind in 'iu' and array.dtype.itemsize == 8 and array.size > 0:
-        if (array > _MAX_EXACT_INT).any() or (kind == 'i' and (array < -_MAX_EXACT_INT).any()):
-            raise ValueError('%r: %s values beyond 2**53 cannot be stored '
-                             'exactly as float64' % (name, dtype))
+    if torch is not None and isinstance(source, torch.Tensor):
+        source = source.cpu().to(torch.float64).contiguous().numpy()
     # asarray keeps a 0-d array 0-d, where ascontiguousarray would not.
-    return numpy.asarray(array, dtype=numpy.float64, order='C'), dtype
-
-
-def _float64_of_tensor(numpy, torch, name, tensor):
-    dtype = str(tensor.dtype).replace('torch.', '')
-    if dtype not in _CODE_OF_DTYPE:
-        raise TypeError('%r: %s tensors cannot be stored exactly as float64'
-                        % (name, tensor.dtype))
-    tensor = tensor.detach().cpu()
-    if dtype in ('int64', 'uint64') and tensor.numel() > 0:
-        if bool((tensor > _MAX_EXACT_INT).any()) or bool((tensor < -_MAX_EXACT_INT).any()):
-            raise ValueError('%r: %s values beyond 2**53 cannot be stored '
-                             'exactly as float64' % (name, tensor.dtype))
-    array = tensor.to(torch.float64).contiguous().numpy()
-    return numpy.asarray(array, order='C'), dtype
+    return numpy.asarray(source, dtype=numpy.float64, order='C'), dtype
 
 
 def _append_float64(bundle, name, array, keep_name=False):
@@ -259,9 +234,9 @@ def _source_of(numpy, name, value):
     but not converted: the float64 conversion is done piece by piece while
     writing.
 
-    Raises what :func:`_float64_of` raises, for the same values, without
-    a copy of the values (the range check of 64-bit integers is a min and
-    a max).
+    Raises TypeError or ValueError naming the key when the values cannot
+    come back exactly, without a copy of the values (the range check of
+    64-bit integers is a min and a max).
     """
     torch = sys.modules.get('torch')
     if torch is not None and isinstance(value, torch.Tensor):
