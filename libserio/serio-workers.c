@@ -11,68 +11,73 @@
 
 #include "serio-workers.h"
 
-typedef struct _Job Job;
+/* Parsing cuts a span into windows of about this many bytes, each ending
+ * at a comma or at the end of the span. */
+#define PARSE_WINDOW (64 * 1024)
+/* A window holds no more tokens than this: at most one token runs past
+ * PARSE_WINDOW bytes, since it ends at the first comma after them. */
+#define PARSE_ROOM   (PARSE_WINDOW / 2 + 2)
 
-/* What the pool runs: every job starts with this. */
-struct _Job
-{
-  void         (*run) (Job *job);
-  SerioWorkers  *workers;
-  guint         *pending;       /* the count of its batch, decremented when done */
-};
+/* Slots of the ring, per thread. */
+#define SLOTS_PER_THREAD 4
+#define MAX_SLOTS        (SLOTS_PER_THREAD * SERIO_MAX_THREADS)
 
-/* One slot of the formatting ring: block @index, once @ready. */
+/* A slot is empty when it holds no item. */
+#define NO_ITEM G_MAXSIZE
+
 typedef struct
 {
-  SerioFormatBlock  block;
-  gsize             index;
-  gboolean          ready;
-} Slot;
+  const char *start;
+  const char *end;
+} ParseWindow;
 
-/* One thread's share of a span: the tokens of [start, end), where end is
- * a comma or the span's end. */
+/* The values of one window, once parsed. */
 typedef struct
 {
-  Job                job;
-  const char        *start;
-  const char        *end;
-  const char        *buf_end;
-  double            *out;
-  gsize              room;      /* in values */
+  double            *out;       /* PARSE_ROOM values */
   gsize              n;
-  gboolean           ended;
   SerioCodecProblem  problem;
   const char        *stop;      /* the bad token, on a problem */
-} ParsePart;
+} ParseSlot;
 
-/* Formatting is a ring of slots: the pool's threads claim blocks in order
- * and format each into the slot of its index (once the caller has handed
- * out the block that slot held), while the caller hands the blocks out in
- * order as they become ready. Everything below is under @lock, and @done
- * is broadcast at every change. */
-#define SLOTS_PER_THREAD 2
-
+/*
+ * A call works through items (blocks to format, windows to parse) with a
+ * ring of slots: item i goes into slot i % n_slots once the item before it
+ * in that slot was taken. The threads of the pool and the calling thread
+ * claim items in order and work them; the calling thread also takes the
+ * results in order, whenever the next one is ready, and works an item
+ * itself otherwise, so that the call keeps n_threads threads busy and no
+ * more. Everything below @lock is under it; @done is broadcast whenever a
+ * slot is filled or emptied.
+ */
 struct _SerioWorkers
 {
-  GThreadPool  *pool;
-  GMutex        lock;
-  GCond         done;
+  GThreadPool      *pool;
+  GMutex            lock;
+  GCond             done;
 
-  Slot          ring[SLOTS_PER_THREAD * SERIO_MAX_THREADS];
-  guint         n_slots;
-  gsize         slot_size;      /* of each slot's out */
-  Job           formatters[SERIO_MAX_THREADS];
-  guint         formatters_running;
-  const double *values;
-  gsize         block_values;
-  gsize         n_blocks;
-  gboolean      leading_comma;
-  gsize         next_claim;     /* the next block a formatter takes */
-  gsize         next_out;       /* the next block the caller hands out */
-  gboolean      stop;           /* the caller hands out no more */
+  void            (*work) (SerioWorkers *workers,
+                           gsize         index);
+  guint             running;    /* threads of the pool in the call */
+  guint             n_slots;
+  gsize             slot_item[MAX_SLOTS];   /* the item a slot holds, or NO_ITEM */
+  gsize             n_items;
+  gsize             next_claim; /* the next item to work */
+  gsize             next_take;  /* the next item the caller takes */
+  gboolean          stop;       /* no more items are worked */
 
-  ParsePart     parts[SERIO_MAX_THREADS];
-  guint         parts_pending;
+  /* formatting */
+  SerioFormatBlock  blocks[MAX_SLOTS];
+  gsize             block_size; /* of each block's out */
+  const double     *values;
+  gsize             block_values;
+  gboolean          leading_comma;
+
+  /* parsing */
+  ParseSlot         parsed[MAX_SLOTS];
+  ParseWindow      *windows;
+  gsize             windows_size;
+  const char       *buf_end;
 };
 
 guint
@@ -105,21 +110,6 @@ _serio_last_comma (const char *p,
   return NULL;
 }
 
-static void
-run_in_pool (gpointer item,
-             gpointer user_data)
-{
-  SerioWorkers *workers = user_data;
-  Job *job = item;
-
-  job->run (job);
-
-  g_mutex_lock (&workers->lock);
-  if (job->pending != NULL && --*job->pending == 0)
-    g_cond_broadcast (&workers->done);
-  g_mutex_unlock (&workers->lock);
-}
-
 SerioWorkers *
 _serio_workers_new (void)
 {
@@ -139,62 +129,153 @@ _serio_workers_free (SerioWorkers *workers)
 
   if (workers->pool != NULL)
     g_thread_pool_free (workers->pool, FALSE, TRUE);
-  for (guint i = 0; i < G_N_ELEMENTS (workers->ring); i++)
-    g_free (workers->ring[i].block.out);
-  for (guint i = 0; i < SERIO_MAX_THREADS; i++)
-    g_free (workers->parts[i].out);
+  for (guint i = 0; i < MAX_SLOTS; i++)
+    {
+      g_free (workers->blocks[i].out);
+      g_free (workers->parsed[i].out);
+    }
+  g_free (workers->windows);
   g_mutex_clear (&workers->lock);
   g_cond_clear (&workers->done);
   g_free (workers);
 }
 
-/* Hands the @n_jobs jobs at @jobs, each @job_size bytes, to a pool of up
- * to @max_threads threads; *@pending counts those not done yet. */
-static void
-push_jobs (SerioWorkers *workers,
-           gpointer      jobs,
-           gsize         job_size,
-           guint         n_jobs,
-           guint        *pending,
-           guint         max_threads)
+/* Under the lock: whether item @index may go into its slot now. */
+static gboolean
+slot_free_for (SerioWorkers *workers,
+               gsize         index)
 {
-  if (workers->pool == NULL)
-    {
-      workers->pool = g_thread_pool_new (run_in_pool, workers, SERIO_MAX_THREADS, FALSE, NULL);
-      g_assert (workers->pool != NULL);
-    }
-  g_thread_pool_set_max_threads (workers->pool, max_threads, NULL);
-
-  if (pending != NULL)
-    {
-      g_mutex_lock (&workers->lock);
-      *pending = n_jobs;
-      g_mutex_unlock (&workers->lock);
-    }
-  for (guint i = 0; i < n_jobs; i++)
-    {
-      Job *job = (Job *) (gpointer) ((char *) jobs + i * job_size);
-
-      job->workers = workers;
-      job->pending = pending;
-      g_thread_pool_push (workers->pool, job, NULL);
-    }
+  return index < workers->next_take + workers->n_slots;
 }
 
+/* Works item @index into its slot, with the lock released. */
 static void
-wait_jobs (SerioWorkers *workers,
-           guint        *pending)
+work_item (SerioWorkers *workers,
+           gsize         index)
 {
+  g_mutex_unlock (&workers->lock);
+  workers->work (workers, index);
   g_mutex_lock (&workers->lock);
-  while (*pending > 0)
-    g_cond_wait (&workers->done, &workers->lock);
+
+  workers->slot_item[index % workers->n_slots] = index;
+  g_cond_broadcast (&workers->done);
+}
+
+/* A thread of the pool: works items until there are none left or the
+ * caller stops. */
+static void
+run_in_pool (gpointer item,
+             gpointer user_data)
+{
+  SerioWorkers *workers = user_data;
+
+  g_mutex_lock (&workers->lock);
+  while (!workers->stop && workers->next_claim < workers->n_items)
+    {
+      gsize index = workers->next_claim++;
+
+      while (!workers->stop && !slot_free_for (workers, index))
+        g_cond_wait (&workers->done, &workers->lock);
+      if (workers->stop)
+        break;
+      work_item (workers, index);
+    }
+  workers->running--;
+  g_cond_broadcast (&workers->done);
   g_mutex_unlock (&workers->lock);
 }
 
-static void
-format_block (SerioFormatBlock *block)
+/* Works the @n_items items with @n_threads threads (the calling one
+ * included) and hands each, in order, to @take on the calling thread,
+ * which returns FALSE to stop. Returns the number of items taken. */
+static gsize
+run_ring (SerioWorkers  *workers,
+          void         (*work) (SerioWorkers *workers,
+                                gsize         index),
+          gboolean     (*take) (SerioWorkers *workers,
+                                gsize         index,
+                                gpointer      data),
+          gpointer       data,
+          guint          n_threads,
+          gsize          n_items)
 {
+  gsize taken = 0;
+
+  n_threads = (guint) MIN ((gsize) CLAMP (n_threads, 1, SERIO_MAX_THREADS), n_items);
+
+  g_mutex_lock (&workers->lock);
+  workers->work = work;
+  workers->n_slots = SLOTS_PER_THREAD * n_threads;
+  for (guint i = 0; i < workers->n_slots; i++)
+    workers->slot_item[i] = NO_ITEM;
+  workers->n_items = n_items;
+  workers->next_claim = 0;
+  workers->next_take = 0;
+  workers->stop = FALSE;
+  workers->running = n_threads - 1;
+  g_mutex_unlock (&workers->lock);
+
+  if (n_threads > 1)
+    {
+      if (workers->pool == NULL)
+        {
+          workers->pool = g_thread_pool_new (run_in_pool, workers, SERIO_MAX_THREADS - 1, FALSE, NULL);
+          g_assert (workers->pool != NULL);
+        }
+      g_thread_pool_set_max_threads (workers->pool, n_threads - 1, NULL);
+      for (guint i = 1; i < n_threads; i++)
+        g_thread_pool_push (workers->pool, workers, NULL);
+    }
+
+  g_mutex_lock (&workers->lock);
+  while (taken < n_items && !workers->stop)
+    {
+      gsize slot = taken % workers->n_slots;
+
+      if (workers->slot_item[slot] == taken)
+        {
+          gboolean more;
+
+          g_mutex_unlock (&workers->lock);
+          more = take (workers, taken, data);
+          g_mutex_lock (&workers->lock);
+
+          workers->slot_item[slot] = NO_ITEM;
+          workers->next_take = ++taken;
+          if (!more)
+            workers->stop = TRUE;
+          g_cond_broadcast (&workers->done);
+        }
+      else if (workers->next_claim < n_items && slot_free_for (workers, workers->next_claim))
+        {
+          work_item (workers, workers->next_claim++);
+        }
+      else
+        {
+          g_cond_wait (&workers->done, &workers->lock);
+        }
+    }
+
+  /* The threads read the caller's data: they must be done. */
+  workers->stop = TRUE;
+  g_cond_broadcast (&workers->done);
+  while (workers->running > 0)
+    g_cond_wait (&workers->done, &workers->lock);
+  g_mutex_unlock (&workers->lock);
+
+  return taken;
+}
+
+static void
+format_item (SerioWorkers *workers,
+             gsize         index)
+{
+  SerioFormatBlock *block = &workers->blocks[index % workers->n_slots];
   char *out = block->out;
+
+  block->values = workers->values + index * workers->block_values;
+  block->n_values = workers->block_values;
+  block->leading_comma = workers->leading_comma || index > 0;
 
   if (block->leading_comma)
     {
@@ -209,43 +290,20 @@ format_block (SerioFormatBlock *block)
   block->len = out - block->out;
 }
 
-/* A formatter of the pool: claims blocks until there are none left or the
- * caller stops. */
-static void
-run_formatter (Job *job)
+typedef struct
 {
-  SerioWorkers *workers = job->workers;
+  SerioBlockSink  sink;
+  gpointer        user_data;
+} FormatTake;
 
-  g_mutex_lock (&workers->lock);
-  for (;;)
-    {
-      gsize index;
-      Slot *slot;
+static gboolean
+take_block (SerioWorkers *workers,
+            gsize         index,
+            gpointer      data)
+{
+  FormatTake *take = data;
 
-      if (workers->stop || workers->next_claim >= workers->n_blocks)
-        break;
-      index = workers->next_claim++;
-      slot = &workers->ring[index % workers->n_slots];
-      /* The slot is free once the caller handed out the block before. */
-      while (!workers->stop && index >= workers->next_out + workers->n_slots)
-        g_cond_wait (&workers->done, &workers->lock);
-      if (workers->stop)
-        break;
-      g_mutex_unlock (&workers->lock);
-
-      slot->block.values = workers->values + index * workers->block_values;
-      slot->block.n_values = workers->block_values;
-      slot->block.leading_comma = workers->leading_comma || index > 0;
-      format_block (&slot->block);
-
-      g_mutex_lock (&workers->lock);
-      slot->index = index;
-      slot->ready = TRUE;
-      g_cond_broadcast (&workers->done);
-    }
-  workers->formatters_running--;
-  g_cond_broadcast (&workers->done);
-  g_mutex_unlock (&workers->lock);
+  return take->sink (&workers->blocks[index % workers->n_slots], take->user_data);
 }
 
 gsize
@@ -258,83 +316,102 @@ _serio_workers_format (SerioWorkers   *workers,
                        SerioBlockSink  sink,
                        gpointer        user_data)
 {
-  gsize slot_size = block_values * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK;
+  gsize block_size = block_values * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK;
   gsize n_blocks = n_values / block_values;
-  gsize handed = 0;
+  FormatTake take = { sink, user_data };
 
   g_assert (block_values >= 1);
   n_threads = CLAMP (n_threads, 1, SERIO_MAX_THREADS);
   if (n_blocks == 0)
     return 0;
 
-  if (slot_size > workers->slot_size)
+  if (block_size > workers->block_size)
     {
-      for (guint i = 0; i < G_N_ELEMENTS (workers->ring); i++)
-        g_clear_pointer (&workers->ring[i].block.out, g_free);
-      workers->slot_size = slot_size;
+      for (guint i = 0; i < MAX_SLOTS; i++)
+        g_clear_pointer (&workers->blocks[i].out, g_free);
+      workers->block_size = block_size;
     }
-  workers->n_slots = SLOTS_PER_THREAD * n_threads;
-  for (guint i = 0; i < workers->n_slots; i++)
+  for (guint i = 0; i < SLOTS_PER_THREAD * n_threads; i++)
     {
-      if (workers->ring[i].block.out == NULL)
-        workers->ring[i].block.out = g_malloc (workers->slot_size);
-      workers->ring[i].ready = FALSE;
+      if (workers->blocks[i].out == NULL)
+        workers->blocks[i].out = g_malloc (workers->block_size);
     }
 
   workers->values = values;
   workers->block_values = block_values;
-  workers->n_blocks = n_blocks;
   workers->leading_comma = leading_comma;
-  workers->next_claim = 0;
-  workers->next_out = 0;
-  workers->stop = FALSE;
-  workers->formatters_running = n_threads;
-  for (guint i = 0; i < n_threads; i++)
-    workers->formatters[i].run = run_formatter;
-  /* Every thread formats: the calling one hands the blocks out. */
-  push_jobs (workers, workers->formatters, sizeof (Job), n_threads, NULL, n_threads);
 
-  for (; handed < n_blocks; handed++)
-    {
-      Slot *slot = &workers->ring[handed % workers->n_slots];
-      gboolean ok;
-
-      g_mutex_lock (&workers->lock);
-      while (!(slot->ready && slot->index == handed))
-        g_cond_wait (&workers->done, &workers->lock);
-      g_mutex_unlock (&workers->lock);
-
-      ok = sink (&slot->block, user_data);
-
-      g_mutex_lock (&workers->lock);
-      slot->ready = FALSE;
-      workers->next_out = handed + 1;
-      if (!ok)
-        workers->stop = TRUE;
-      g_cond_broadcast (&workers->done);
-      g_mutex_unlock (&workers->lock);
-      if (!ok)
-        break;
-    }
-
-  /* The formatters read the caller's values: they must be done. */
-  g_mutex_lock (&workers->lock);
-  while (workers->formatters_running > 0)
-    g_cond_wait (&workers->done, &workers->lock);
-  g_mutex_unlock (&workers->lock);
-
-  return handed * block_values;
+  return run_ring (workers, format_item, take_block, &take, n_threads, n_blocks) * block_values;
 }
 
 static void
-parse_part (Job *job)
+parse_item (SerioWorkers *workers,
+            gsize         index)
 {
-  ParsePart *part = (ParsePart *) job;
-  const char *s = part->start;
+  ParseSlot *slot = &workers->parsed[index % workers->n_slots];
+  const char *s = workers->windows[index].start;
+  gboolean ended;
 
-  part->n = _serio_codec_parse_tokens (&s, part->end, part->buf_end, part->out, part->room,
-                                       &part->ended, &part->problem);
-  part->stop = s;
+  slot->n = _serio_codec_parse_tokens (&s, workers->windows[index].end, workers->buf_end, slot->out,
+                                       PARSE_ROOM, &ended, &slot->problem);
+  slot->stop = s;
+}
+
+typedef struct
+{
+  double             *values;
+  gsize               stored;
+  SerioCodecProblem  *problem;
+  const char        **bad;
+} ParseTake;
+
+static gboolean
+take_values (SerioWorkers *workers,
+             gsize         index,
+             gpointer      data)
+{
+  ParseTake *take = data;
+  ParseSlot *slot = &workers->parsed[index % workers->n_slots];
+
+  memcpy (take->values + take->stored, slot->out, slot->n * sizeof (double));
+  take->stored += slot->n;
+  if (slot->problem.reason == NULL)
+    return TRUE;
+
+  *take->problem = slot->problem;
+  *take->bad = slot->stop;
+  return FALSE;
+}
+
+/* Cuts [s, span_end) into windows of about PARSE_WINDOW bytes, each ending
+ * at the first comma after that many bytes, or at the span's end: every
+ * byte is looked at once. Returns the number of windows. */
+static gsize
+cut_windows (SerioWorkers *workers,
+             const char   *s,
+             const char   *span_end)
+{
+  gsize n = 0;
+
+  for (;;)
+    {
+      const char *target = s + MIN ((gsize) (span_end - s), PARSE_WINDOW);
+      const char *cut = target < span_end ? memchr (target, ',', span_end - target) : NULL;
+
+      if (cut == NULL)
+        cut = span_end;
+      if (n == workers->windows_size)
+        {
+          workers->windows_size = MAX (64, 2 * workers->windows_size);
+          workers->windows = g_renew (ParseWindow, workers->windows, workers->windows_size);
+        }
+      workers->windows[n].start = s;
+      workers->windows[n].end = cut;
+      n++;
+      if (cut == span_end)
+        return n;
+      s = cut + 1;
+    }
 }
 
 gsize
@@ -347,64 +424,31 @@ _serio_workers_parse (SerioWorkers       *workers,
                       SerioCodecProblem  *problem,
                       const char        **bad)
 {
-  gsize len = span_end - s;
-  guint n_parts = 0;
-  gsize stored = 0;
-  const char *start = s;
+  ParseTake take = { values, 0, problem, bad };
+  gsize n_windows;
 
   n_threads = CLAMP (n_threads, 1, SERIO_MAX_THREADS);
-
-  /* Cut at the first comma after each share's end. */
-  while (n_parts < n_threads && start <= span_end)
-    {
-      ParsePart *part = &workers->parts[n_parts];
-      const char *target = s + len * (n_parts + 1) / n_threads;
-      const char *cut = NULL;
-      gsize room;
-
-      if (n_parts + 1 < n_threads && target < span_end)
-        cut = memchr (MAX (target, start), ',', span_end - MAX (target, start));
-      if (cut == NULL)
-        cut = span_end;
-
-      /* Tokens of at least one byte, with commas between them. */
-      room = (cut - start + 1) / 2 + 1;
-      if (part->room < room)
-        {
-          part->out = g_renew (double, part->out, room);
-          part->room = room;
-        }
-      part->job.run = parse_part;
-      part->start = start;
-      part->end = cut;
-      part->buf_end = buf_end;
-      n_parts++;
-      if (cut == span_end)
-        break;
-      start = cut + 1;
-    }
-
-  /* The calling thread parses the first share, the pool the others. */
-  if (n_parts > 1)
-    push_jobs (workers, workers->parts + 1, sizeof (ParsePart), n_parts - 1, &workers->parts_pending,
-               n_parts - 1);
-  parse_part (&workers->parts[0].job);
-  wait_jobs (workers, &workers->parts_pending);
-
   problem->reason = NULL;
-  for (guint i = 0; i < n_parts; i++)
-    {
-      ParsePart *part = &workers->parts[i];
+  n_windows = cut_windows (workers, s, span_end);
 
-      memcpy (values + stored, part->out, part->n * sizeof (double));
-      stored += part->n;
-      if (part->problem.reason != NULL)
-        {
-          *problem = part->problem;
-          *bad = part->stop;
-          break;
-        }
+  /* One window, or one thread: no pool, no copy. */
+  if (n_windows == 1 || n_threads == 1)
+    {
+      gboolean ended;
+      gsize stored = _serio_codec_parse_tokens (&s, span_end, buf_end, values, G_MAXSIZE, &ended, problem);
+
+      *bad = s;
+      return stored;
     }
 
-  return stored;
+  for (guint i = 0; i < SLOTS_PER_THREAD * n_threads; i++)
+    {
+      if (workers->parsed[i].out == NULL)
+        workers->parsed[i].out = g_new (double, PARSE_ROOM);
+    }
+  workers->buf_end = buf_end;
+
+  run_ring (workers, parse_item, take_values, &take, n_threads, n_windows);
+
+  return take.stored;
 }

@@ -6,9 +6,11 @@
  *
  * The one copy of libserio's parallel paths, shared by the writer and the
  * in-memory serialiser (formatting) and by the reader and the in-memory
- * parser (parsing). A SerioWorkers is a GThreadPool of its owner's, made
- * on first use; the calling thread takes the first share of every batch
- * and waits for the others, so a batch ends before the call returns. The
+ * parser (parsing). A SerioWorkers holds a GThreadPool of its owner's,
+ * made on first use. In a call, the pool's threads work through the
+ * blocks (or windows) one after the other into a ring of slots while the
+ * calling thread takes the results in order, so the work flows without a
+ * pause between rounds; every call ends with the pool's threads done. The
  * results do not depend on the number of threads: formatted blocks are
  * put out in order, and the first bad token reported is the first in the
  * order of the text.
@@ -70,8 +72,8 @@ gsize         _serio_workers_format       (SerioWorkers       *workers,
 
 /* Parses the tokens of [s, span_end), which ends at a comma or at the end
  * of a line and holds no more tokens than @values has room for, with up
- * to @n_threads threads, in shares cut at commas. @buf_end bounds the
- * 8-byte loads. Returns the number of values stored in @values; on a bad
+ * to @n_threads threads, in windows of 64 KiB cut at commas. @buf_end
+ * bounds the 8-byte loads. Returns the number of values stored in @values; on a bad
  * token, the first in the text, @problem->reason is set and *@bad is that
  * token (@problem->reason is %NULL otherwise). */
 gsize         _serio_workers_parse        (SerioWorkers       *workers,
