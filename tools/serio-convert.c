@@ -111,13 +111,14 @@ is_reserved_name (const char *name)
 /* The serio file being written, as the sink of the NumPy reader. */
 typedef struct
 {
-  const char   *in;
-  const char   *display;
-  SerioWriter  *writer;
-  int           status;         /* why the sink stopped */
-  GError       *write_error;    /* … when the output failed */
-  guint64       n_special;      /* NaNs of the array, other than the default */
-  GArray       *notes;          /* of guint64: those of the arrays that had some */
+  const char     *in;
+  const char     *display;
+  SerioToolInput *input;
+  SerioWriter    *writer;
+  int             status;       /* why the sink stopped */
+  GError         *write_error;  /* … when the output failed */
+  guint64         n_special;    /* NaNs of the array, other than the default */
+  GArray         *notes;        /* of guint64: those of the arrays that had some */
 } ToSerio;
 
 static gboolean
@@ -139,6 +140,7 @@ to_serio_begin (gpointer                user_data,
     {
       g_autofree char *shown = serio_tool_escape_name (name);
 
+      serio_tool_input_end_progress (c->input);
       /* TRANSLATORS: the program, a file name and an array name */
       g_printerr (_("%s: %s: “%s” is a name that serio files reserve for their seal"),
                   g_get_prgname (), c->display, shown);
@@ -151,6 +153,7 @@ to_serio_begin (gpointer                user_data,
     {
       g_autofree char *shown = serio_tool_escape_name (name);
 
+      serio_tool_input_end_progress (c->input);
       g_printerr (g_dngettext (GETTEXT_PACKAGE,
                                /* TRANSLATORS: the program, a file name,
                                 * an array name, its number of
@@ -266,28 +269,34 @@ numpy_to_serio (const char *in,
                 const char *out)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GInputStream) stream = NULL;
+  g_autoptr(SerioToolInput) input = NULL;
   g_autoptr(GFile) file = NULL;
   g_autoptr(SerioSave) save = NULL;
   g_autoptr(SerioWriter) writer = NULL;
   g_autofree char *display = g_filename_display_name (in);
   g_autoptr(GArray) notes = g_array_new (FALSE, FALSE, sizeof (guint64));
-  ToSerio c = { in, display, NULL, SERIO_TOOL_EXIT_OK, NULL, 0, notes };
+  ToSerio c = { in, display, NULL, NULL, SERIO_TOOL_EXIT_OK, NULL, 0, notes };
   gboolean io_failed = FALSE;
   gboolean read;
+  GInputStream *stream;
   goffset size;
 
-  stream = serio_tool_open_input (in, &size, &error);
-  if (stream == NULL)
+  /* Errors are named below, after the member of a .npz file they are in. */
+  input = serio_tool_input_open (in, SERIO_TOOL_INPUT_BARE_ERRORS, &error);
+  if (input == NULL)
     {
       serio_tool_print_error (error);
       return SERIO_TOOL_EXIT_ERROR;
     }
+  c.input = input;
+  stream = G_INPUT_STREAM (input);
+  size = serio_tool_input_get_size (input);
 
   file = g_file_new_for_path (out);
   save = _serio_save_begin (file, NULL, &error);
   if (save == NULL)
     {
+      serio_tool_input_end_progress (input);
       print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
     }
@@ -307,6 +316,8 @@ numpy_to_serio (const char *in,
       read = serio_numpy_read_npy (&source.source, NULL, &to_serio_sink, &c, &error);
       io_failed = source.source.io_failed;
     }
+  /* The reading may stop before the end of the file. */
+  serio_tool_input_end_progress (input);
 
   /* On any failure, the writer and the save are dropped: OUT stays. */
   if (!read)
@@ -458,7 +469,6 @@ serio_to_numpy (const char *in,
                 Format      out_format)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(GInputStream) stream = NULL;
   g_autoptr(SerioReader) reader = NULL;
   g_autoptr(GFile) file = NULL;
   g_autoptr(GHashTable) names = NULL;
@@ -467,11 +477,10 @@ serio_to_numpy (const char *in,
   ToNumpy c = { NULL, };
   guint64 n_arrays = 0;
   gboolean found = FALSE, found_exact = FALSE;
-  goffset size;
   int status = SERIO_TOOL_EXIT_OK;
 
-  stream = serio_tool_open_input (in, &size, &error);
-  if (stream == NULL)
+  reader = serio_tool_open_reader (in, SERIO_TOOL_INPUT_DEFAULT, &error);
+  if (reader == NULL)
     {
       serio_tool_print_error (error);
       return SERIO_TOOL_EXIT_ERROR;
@@ -487,7 +496,6 @@ serio_to_numpy (const char *in,
       to_numpy_start (&c);
     }
 
-  reader = serio_reader_new (stream);
   values = g_new (double, SERIO_NUMPY_CHUNK_VALUES);
   while (serio_reader_next (reader, NULL, &error))
     {
@@ -542,19 +550,13 @@ serio_to_numpy (const char *in,
       if (!copy_array (reader, &c, wanted, values, &error))
         break;
     }
+  /* The reading may have stopped before the end of the file. */
+  serio_tool_input_end_progress (serio_tool_reader_get_input (reader));
 
   if (error != NULL)
     {
-      if (error->domain == SERIO_ERROR)
-        {
-          serio_tool_report_parse_error (in, error);
-          status = SERIO_TOOL_EXIT_FAILURE;
-        }
-      else
-        {
-          print_file_error (in, &error);
-          status = SERIO_TOOL_EXIT_ERROR;
-        }
+      /* A read error names the file. */
+      status = serio_tool_report_read_error (in, error);
     }
   else if (out_format == FORMAT_NPY && array_name != NULL && !found)
     {

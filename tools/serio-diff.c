@@ -6,16 +6,12 @@
 
 #include "config.h"
 
-#include <errno.h>
 #include <float.h>
 #include <math.h>
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <glib/gi18n.h>
-#include <glib/gstdio.h>
 
 #include "serio-tool.h"
 
@@ -323,102 +319,50 @@ bits_differ (double a,
 }
 
 /* ------------------------------------------------------------------ */
-/* Spools                                                             */
+/* Held output                                                        */
 /* ------------------------------------------------------------------ */
 
 /* Nothing is printed before both files are known to be valid, which a
- * stream only tells at its end: the report waits in a spool. A spool keeps
- * its last bytes in memory, and the others in an unlinked temporary file
- * once there are more than SPOOL_MEMORY of them, so that a report of any
- * length takes bounded memory. */
+ * stream only tells at its end: the report waits in a spool, which keeps
+ * up to SPOOL_MEMORY bytes in memory and the others in an unlinked
+ * temporary file, so that a report of any length takes bounded memory.
+ * The first error of a spool is kept, and nothing more goes in once there
+ * is one: finish() prints it. */
 #define SPOOL_MEMORY (1024 * 1024)
 
 typedef struct
 {
-  GByteArray *memory;       /* the bytes after those of the file */
-  FILE       *file;         /* NULL until the memory first filled up */
-  guint64     file_size;
-  GError     *error;        /* the first error of the temporary file */
-} Spool;
+  SerioToolSpool *spool;
+  GError         *error;    /* the first error of the spool */
+} Held;
 
 static void
-spool_init (Spool *spool)
+held_init (Held  *held)
 {
-  spool->memory = g_byte_array_new ();
-  spool->file = NULL;
-  spool->file_size = 0;
-  spool->error = NULL;
+  held->spool = serio_tool_spool_new_full (SPOOL_MEMORY, "serio-diff-XXXXXX");
+  held->error = NULL;
 }
 
 static void
-spool_destroy (Spool *spool)
+held_destroy (Held  *held)
 {
-  g_byte_array_unref (spool->memory);
-  if (spool->file != NULL)
-    fclose (spool->file);
-  g_clear_error (&spool->error);
+  serio_tool_spool_free (held->spool);
+  g_clear_error (&held->error);
 }
 
 static void
-spool_set_errno (Spool *spool,
-                 int    saved_errno)
+held_append (Held        *held,
+             const void *data,
+             gsize       len)
 {
-  if (spool->error == NULL)
-    g_set_error_literal (&spool->error, G_IO_ERROR, g_io_error_from_errno (saved_errno),
-                         g_strerror (saved_errno));
-}
-
-/* Moves the bytes in memory to the end of the file. */
-static void
-spool_flush (Spool *spool)
-{
-  if (spool->memory->len == 0 || spool->error != NULL)
-    return;
-
-  if (spool->file == NULL)
-    {
-      char *name = NULL;
-      int fd = g_file_open_tmp ("serio-diff-XXXXXX", &name, &spool->error);
-
-      if (fd < 0)
-        return;
-      g_unlink (name);
-      g_free (name);
-      spool->file = fdopen (fd, "w+b");
-      if (spool->file == NULL)
-        {
-          spool_set_errno (spool, errno);
-          close (fd);
-          return;
-        }
-    }
-
-  if (fseeko (spool->file, (off_t) spool->file_size, SEEK_SET) != 0 ||
-      fwrite (spool->memory->data, 1, spool->memory->len, spool->file) != spool->memory->len)
-    {
-      spool_set_errno (spool, errno);
-      return;
-    }
-  spool->file_size += spool->memory->len;
-  g_byte_array_set_size (spool->memory, 0);
-}
-
-static void
-spool_append (Spool      *spool,
-              const void *data,
-              gsize       len)
-{
-  if (spool->error != NULL)
-    return;
-  g_byte_array_append (spool->memory, data, len);
-  if (spool->memory->len >= SPOOL_MEMORY)
-    spool_flush (spool);
+  if (held->error == NULL)
+    serio_tool_spool_append (held->spool, data, len, &held->error);
 }
 
 static void G_GNUC_PRINTF (2, 3)
-spool_printf (Spool      *spool,
-              const char *format,
-              ...)
+held_printf (Held        *held,
+             const char *format,
+             ...)
 {
   g_autofree char *text = NULL;
   va_list args;
@@ -426,117 +370,49 @@ spool_printf (Spool      *spool,
   va_start (args, format);
   text = g_strdup_vprintf (format, args);
   va_end (args);
-  spool_append (spool, text, strlen (text));
+  held_append (held, text, strlen (text));
 }
 
 static guint64
-spool_get_size (const Spool *spool)
+held_get_size (Held  *held)
 {
-  return spool->file_size + spool->memory->len;
-}
-
-/* Empties the spool; its file, if any, is written over. */
-static void
-spool_reset (Spool *spool)
-{
-  spool->file_size = 0;
-  g_byte_array_set_size (spool->memory, 0);
+  return serio_tool_spool_get_size (held->spool);
 }
 
 /* Reads @len bytes from @offset, which must be there. */
 static gboolean
-spool_read (Spool   *spool,
-            guint64  offset,
-            void    *buf,
-            gsize    len)
+held_read (Held     *held,
+           guint64  offset,
+           void    *buf,
+           gsize    len)
 {
-  char *out = buf;
-
-  if (spool->error != NULL)
-    return FALSE;
-
-  if (offset < spool->file_size)
-    {
-      gsize n = (gsize) MIN ((guint64) len, spool->file_size - offset);
-
-      if (fseeko (spool->file, (off_t) offset, SEEK_SET) != 0 ||
-          fread (out, 1, n, spool->file) != n)
-        {
-          spool_set_errno (spool, ferror (spool->file) ? errno : EIO);
-          return FALSE;
-        }
-      out += n;
-      len -= n;
-      offset += n;
-    }
-
-  if (len > 0)
-    memcpy (out, spool->memory->data + (offset - spool->file_size), len);
-  return TRUE;
+  return held->error == NULL &&
+         serio_tool_spool_read (held->spool, offset, buf, len, &held->error);
 }
 
 /* Appends @len bytes of @from, from @offset on, to @to. */
 static void
-spool_copy (Spool   *to,
-            Spool   *from,
-            guint64  offset,
-            guint64  len)
+held_copy (Held     *to,
+           Held    *from,
+           guint64  offset,
+           guint64  len)
 {
-  char block[16384];
-
-  while (len > 0 && to->error == NULL)
-    {
-      gsize n = (gsize) MIN ((guint64) sizeof block, len);
-
-      if (!spool_read (from, offset, block, n))
-        {
-          if (to->error == NULL)
-            to->error = g_error_copy (from->error);
-          return;
-        }
-      spool_append (to, block, n);
-      offset += n;
-      len -= n;
-    }
+  if (to->error != NULL || len == 0)
+    return;
+  if (from->error != NULL)
+    to->error = g_error_copy (from->error);
+  else
+    serio_tool_spool_copy (to->spool, from->spool, offset, len, &to->error);
 }
 
-/* Prints the text of the spool, line by line, as g_print() prints (in the
- * charset of the locale). */
+/* Prints the text line by line, as g_print() prints (in the charset of
+ * the locale). */
 static gboolean
-spool_print (Spool *spool)
+held_print (Held  *held)
 {
-  g_autoptr(GString) line = g_string_new (NULL);
-  guint64 size = spool_get_size (spool);
-  char block[16384];
-
-  for (guint64 offset = 0; offset < size; )
-    {
-      gsize n = (gsize) MIN ((guint64) sizeof block, size - offset);
-      const char *p = block, *end = block + n;
-
-      if (!spool_read (spool, offset, block, n))
-        return FALSE;
-      offset += n;
-
-      while (p < end)
-        {
-          const char *nl = memchr (p, '\n', end - p);
-
-          if (nl == NULL)
-            {
-              g_string_append_len (line, p, end - p);
-              break;
-            }
-          g_string_append_len (line, p, nl + 1 - p);
-          g_print ("%s", line->str);
-          g_string_truncate (line, 0);
-          p = nl + 1;
-        }
-    }
-  if (line->len > 0)
-    g_print ("%s", line->str);
-
-  return TRUE;
+  return held->error == NULL &&
+         serio_tool_spool_replay (held->spool, TRUE, serio_tool_spool_print_line, NULL,
+                                  &held->error);
 }
 
 /* ------------------------------------------------------------------ */
@@ -639,10 +515,10 @@ typedef struct
   File     a, b;
   double  *values_a;        /* CHUNK values each */
   double  *values_b;
-  Spool    output;          /* what is printed once both files are valid */
-  Spool    shown;           /* ShownValue, for the array being compared */
-  Spool    reports;         /* reports that wait for their place in the output */
-  Spool    only_in_b;
+  Held     output;          /* what is printed once both files are valid */
+  Held     shown;           /* ShownValue, for the array being compared */
+  Held     reports;         /* reports that wait for their place in the output */
+  Held     only_in_b;
   gboolean by_b;            /* diff_rest_by_b() ran */
   GError  *error;           /* neither file could be read twice */
   gboolean differ;
@@ -667,17 +543,31 @@ diff_failed (const Diff *diff)
   return file_failed (&diff->a) || file_failed (&diff->b);
 }
 
+/* Opens a reader on @file. Only front shows the progress of its reading:
+ * the readers that fetch or index arrays read parts of the file again.
+ * Read errors do not name the file: report_file_error() does. */
 static SerioReader *
-open_reader (File    *file,
-             GError **error)
+open_reader (File     *file,
+             gboolean  front,
+             GError  **error)
 {
-  g_autoptr(GInputStream) stream = NULL;
-  goffset size;
+  SerioToolInputFlags flags = SERIO_TOOL_INPUT_BARE_ERRORS;
 
-  stream = serio_tool_open_input (file->path, &size, error);
-  if (stream == NULL)
-    return NULL;
-  return serio_reader_new (stream);
+  if (!front)
+    flags |= SERIO_TOOL_INPUT_NO_PROGRESS;
+  return serio_tool_open_reader (file->path, flags, error);
+}
+
+/* Erases the progress of the fronts, before anything is printed: they
+ * may have stopped before the end of their file. */
+static void
+end_progress (Diff *diff)
+{
+  File *files[] = { &diff->a, &diff->b };
+
+  for (guint i = 0; i < G_N_ELEMENTS (files); i++)
+    if (files[i]->front != NULL)
+      serio_tool_input_end_progress (serio_tool_reader_get_input (files[i]->front));
 }
 
 static void
@@ -759,7 +649,7 @@ file_fetch (Diff       *diff,
       if (file->random == NULL || file->random_position >= position)
         {
           g_clear_object (&file->random);
-          file->random = open_reader (file, &file->aside_error);
+          file->random = open_reader (file, FALSE, &file->aside_error);
           if (file->random == NULL)
             return FALSE;
           file->random_position = G_MAXUINT;
@@ -789,7 +679,7 @@ static gboolean
 file_index (File  *file,
             guint  first)
 {
-  g_autoptr(SerioReader) reader = open_reader (file, &file->aside_error);
+  g_autoptr(SerioReader) reader = open_reader (file, FALSE, &file->aside_error);
   guint position = 0;
 
   if (reader == NULL)
@@ -903,7 +793,7 @@ summarize (Diff             *diff,
         {
           ShownValue value = { offset + i, a[i], b[i] };
 
-          spool_append (&diff->shown, &value, sizeof value);
+          held_append (&diff->shown, &value, sizeof value);
           summary->n_kept++;
         }
       if (isnan (a[i]) || isnan (b[i]))
@@ -930,7 +820,7 @@ summarize (Diff             *diff,
 }
 
 static void
-print_summary (Spool         *out,
+print_summary (Held          *out,
                const Summary *summary,
                Precision      precision)
 {
@@ -944,15 +834,15 @@ print_summary (Spool         *out,
    * in two files: absolute, relative (to the second file's value), and
    * as a distance (“3 ULPs”, “2 units”); then the precision the values
    * likely come from (“float32”, “integer”) */
-  spool_printf (out, _("  max absolute difference %s, relative %s, distance %s (%s)"),
+  held_printf (out, _("  max absolute difference %s, relative %s, distance %s (%s)"),
                 serio_tool_format_double (summary->max_absolute, absolute),
                 serio_tool_format_double (summary->max_relative, relative),
                 shown, precision_name (precision));
-  spool_printf (out, "\n");
+  held_printf (out, "\n");
 }
 
 static void
-print_value_difference (Spool            *out,
+print_value_difference (Held             *out,
                         const ShownValue *value,
                         Precision         precision)
 {
@@ -968,10 +858,10 @@ print_value_difference (Spool            *out,
 
   /* TRANSLATORS: one differing value: its index, its value in the first
    * file, its value in the second file, and their distance */
-  spool_printf (out, _("  [%lu] %s → %s (%s)"), (gulong) value->index,
+  held_printf (out, _("  [%lu] %s → %s (%s)"), (gulong) value->index,
                 serio_tool_format_double (value->a, a_text),
                 serio_tool_format_double (value->b, b_text), shown);
-  spool_printf (out, "\n");
+  held_printf (out, "\n");
 }
 
 /* Reads the values of @a and @b side by side to their ends, and writes
@@ -982,7 +872,7 @@ static gboolean
 diff_arrays (Diff         *diff,
              const Source *a,
              const Source *b,
-             Spool        *out)
+             Held         *out)
 {
   const File *file_a = &diff->a, *file_b = &diff->b;
   g_autofree char *base_name = serio_reader_get_base_name (a->reader);
@@ -1012,9 +902,9 @@ diff_arrays (Diff         *diff,
 
       /* TRANSLATORS: an array name, its shape such as “(2, 3)” in the
        * first file and the file's name, then the same in the second file */
-      spool_printf (out, _("“%s”: shape %s in %s, %s in %s"),
+      held_printf (out, _("“%s”: shape %s in %s, %s in %s"),
                     name, text_a, file_a->display, text_b, file_b->display);
-      spool_printf (out, "\n");
+      held_printf (out, "\n");
     }
   else if (!layout_differs &&
            !g_str_equal (serio_reader_get_name (a->reader), serio_reader_get_name (b->reader)))
@@ -1025,18 +915,18 @@ diff_arrays (Diff         *diff,
 
       /* TRANSLATORS: an array's base name, its full name in the first file
        * and the file's name, then the same in the second file */
-      spool_printf (out, _("“%s”: named “%s” in %s, “%s” in %s"),
+      held_printf (out, _("“%s”: named “%s” in %s, “%s” in %s"),
                     name, name_a, file_a->display, name_b, file_b->display);
-      spool_printf (out, "\n");
+      held_printf (out, "\n");
       layout_differs = TRUE;
     }
   else if (n_a != n_b)
     {
       /* TRANSLATORS: an array name, its length in the first file and the
        * file's name, then the same in the second file */
-      spool_printf (out, _("“%s”: length %lu in %s, %lu in %s"),
+      held_printf (out, _("“%s”: length %lu in %s, %lu in %s"),
                     name, (gulong) n_a, file_a->display, (gulong) n_b, file_b->display);
-      spool_printf (out, "\n");
+      held_printf (out, "\n");
     }
 
   /* Side by side, a piece of each at a time: the pieces have the same
@@ -1044,7 +934,7 @@ diff_arrays (Diff         *diff,
    * precision takes every value of both arrays, the comparison those that
    * both have. */
   precisions_init (&precisions);
-  spool_reset (&diff->shown);
+  serio_tool_spool_clear (diff->shown.spool);
   while (more_a || more_b)
     {
       gsize got_a = 0, got_b = 0;
@@ -1072,7 +962,7 @@ diff_arrays (Diff         *diff,
       return TRUE;
     }
 
-  spool_printf (out, g_dngettext (GETTEXT_PACKAGE,
+  held_printf (out, g_dngettext (GETTEXT_PACKAGE,
                                   /* TRANSLATORS: an array name, how many of its
                                    * values differ, and out of how many (those present
                                    * in both files) */
@@ -1080,23 +970,23 @@ diff_arrays (Diff         *diff,
                                   "“%s”: %lu of %lu values differ",
                                   summary.n_differ),
                 name, (gulong) summary.n_differ, (gulong) n_common);
-  spool_printf (out, "\n");
+  held_printf (out, "\n");
   print_summary (out, &summary, precision);
 
   if (with_tolerance ())
     {
       if (summary.n_outside == 0)
-        spool_printf (out, "%s\n", _("  all within the tolerance"));
+        held_printf (out, "%s\n", _("  all within the tolerance"));
       else
         {
-          spool_printf (out, g_dngettext (GETTEXT_PACKAGE,
+          held_printf (out, g_dngettext (GETTEXT_PACKAGE,
                                           /* TRANSLATORS: how many of the values that
                                            * differ are outside the tolerance */
                                           "  %lu outside the tolerance",
                                           "  %lu outside the tolerance",
                                           summary.n_outside),
                         (gulong) summary.n_outside);
-          spool_printf (out, "\n");
+          held_printf (out, "\n");
         }
     }
 
@@ -1106,7 +996,7 @@ diff_arrays (Diff         *diff,
     {
       ShownValue value;
 
-      if (!spool_read (&diff->shown, i * sizeof value, &value, sizeof value))
+      if (!held_read (&diff->shown, i * sizeof value, &value, sizeof value))
         break;
       print_value_difference (out, &value, precision);
     }
@@ -1115,10 +1005,10 @@ diff_arrays (Diff         *diff,
   n_candidates = with_tolerance () ? summary.n_outside : summary.n_differ;
   if (n_candidates > n_shown && max_shown > 0)
     {
-      spool_printf (out, g_dngettext (GETTEXT_PACKAGE, "  … and %lu more", "  … and %lu more",
+      held_printf (out, g_dngettext (GETTEXT_PACKAGE, "  … and %lu more", "  … and %lu more",
                                       n_candidates - n_shown),
                     (gulong) (n_candidates - n_shown));
-      spool_printf (out, "\n");
+      held_printf (out, "\n");
     }
 
   diff->differ |= layout_differs || (with_tolerance () ? summary.n_outside > 0 : TRUE);
@@ -1127,7 +1017,7 @@ diff_arrays (Diff         *diff,
 
 static void
 print_only_in (Diff       *diff,
-               Spool      *out,
+               Held       *out,
                const File *file,
                guint       position,
                const char *array_name)
@@ -1136,14 +1026,14 @@ print_only_in (Diff       *diff,
 
   /* TRANSLATORS: a file name, then the index and name of an array that
    * only this file has */
-  spool_printf (out, _("Only in %s: array %u “%s”"), file->display, position, name);
-  spool_printf (out, "\n");
+  held_printf (out, _("Only in %s: array %u “%s”"), file->display, position, name);
+  held_printf (out, "\n");
   diff->differ = TRUE;
 }
 
 static void
 print_order_differs (Diff       *diff,
-                     Spool      *out,
+                     Held       *out,
                      const char *array_name,
                      guint       position_a,
                      guint       position_b)
@@ -1152,9 +1042,9 @@ print_order_differs (Diff       *diff,
 
   /* TRANSLATORS: an array name, its index in the first file and the
    * file's name, then the same in the second file */
-  spool_printf (out, _("“%s” is array %u in %s but array %u in %s: the order differs"),
+  held_printf (out, _("“%s” is array %u in %s but array %u in %s: the order differs"),
                 name, position_a, diff->a.display, position_b, diff->b.display);
-  spool_printf (out, "\n");
+  held_printf (out, "\n");
   diff->differ = TRUE;
 }
 
@@ -1239,11 +1129,11 @@ diff_rest_by_b (Diff  *diff,
 
       entry = index_get (&a->index, partner);
       entry->partner = b->position;
-      entry->report_offset = spool_get_size (&diff->reports);
+      entry->report_offset = held_get_size (&diff->reports);
       if (!file_fetch (diff, a, partner, entry->name, &source_a) ||
           !diff_arrays (diff, &source_a, &source_b, &diff->reports))
         return;
-      entry->report_len = spool_get_size (&diff->reports) - entry->report_offset;
+      entry->report_len = held_get_size (&diff->reports) - entry->report_offset;
     }
   while (front_next (diff, b));
 }
@@ -1268,9 +1158,9 @@ collect_rest_by_b (Diff *diff)
       if (entry->partner < last_partner)
         print_order_differs (diff, &diff->output, entry->name, first + i, entry->partner);
       last_partner = MAX (last_partner, entry->partner);
-      spool_copy (&diff->output, &diff->reports, entry->report_offset, entry->report_len);
+      held_copy (&diff->output, &diff->reports, entry->report_offset, entry->report_len);
     }
-  spool_copy (&diff->output, &diff->only_in_b, 0, spool_get_size (&diff->only_in_b));
+  held_copy (&diff->output, &diff->only_in_b, 0, held_get_size (&diff->only_in_b));
 }
 
 /* Whether the arrays of @file can be fetched again: a regular file, not
@@ -1341,24 +1231,21 @@ static int
 finish (Diff *diff)
 {
   File *files[] = { &diff->a, &diff->b };
-  Spool *spools[] = { &diff->output, &diff->shown, &diff->reports, &diff->only_in_b };
+  Held *spools[] = { &diff->output, &diff->shown, &diff->reports, &diff->only_in_b };
 
   for (guint i = 0; i < G_N_ELEMENTS (files); i++)
     {
       File *file = files[i];
 
       front_drain (diff, file);
-      if (file->error != NULL)
+      if (file->error != NULL || file->aside_error != NULL)
         {
-          report_file_error (file, file->error);
-          return SERIO_TOOL_EXIT_ERROR;
-        }
-      if (file->aside_error != NULL)
-        {
-          report_file_error (file, file->aside_error);
+          end_progress (diff);
+          report_file_error (file, file->error != NULL ? file->error : file->aside_error);
           return SERIO_TOOL_EXIT_ERROR;
         }
     }
+  end_progress (diff);
 
   if (diff->error != NULL)
     {
@@ -1376,7 +1263,7 @@ finish (Diff *diff)
         return SERIO_TOOL_EXIT_ERROR;
       }
 
-  if (!spool_print (&diff->output))
+  if (!held_print (&diff->output))
     {
       serio_tool_print_error (diff->output.error);
       return SERIO_TOOL_EXIT_ERROR;
@@ -1395,24 +1282,25 @@ diff_paths (const char *path_a,
 
   file_init (&diff.a, path_a);
   file_init (&diff.b, path_b);
-  spool_init (&diff.output);
-  spool_init (&diff.shown);
-  spool_init (&diff.reports);
-  spool_init (&diff.only_in_b);
+  held_init (&diff.output);
+  held_init (&diff.shown);
+  held_init (&diff.reports);
+  held_init (&diff.only_in_b);
   diff.values_a = g_new (double, CHUNK);
   diff.values_b = g_new (double, CHUNK);
 
-  diff.a.front = open_reader (&diff.a, &error);
+  diff.a.front = open_reader (&diff.a, TRUE, &error);
   /* GIO's errors of opening a file name it. */
   if (diff.a.front == NULL)
     {
       serio_tool_print_error (error);
       status = SERIO_TOOL_EXIT_ERROR;
     }
-  else if ((diff.b.front = open_reader (&diff.b, &error)) == NULL)
+  else if ((diff.b.front = open_reader (&diff.b, TRUE, &error)) == NULL)
     {
       /* As when A is loaded before B is opened: a problem of A first. */
       front_drain (&diff, &diff.a);
+      end_progress (&diff);
       if (diff.a.error != NULL)
         report_file_error (&diff.a, diff.a.error);
       else
@@ -1427,10 +1315,10 @@ diff_paths (const char *path_a,
 
   file_destroy (&diff.a);
   file_destroy (&diff.b);
-  spool_destroy (&diff.output);
-  spool_destroy (&diff.shown);
-  spool_destroy (&diff.reports);
-  spool_destroy (&diff.only_in_b);
+  held_destroy (&diff.output);
+  held_destroy (&diff.shown);
+  held_destroy (&diff.reports);
+  held_destroy (&diff.only_in_b);
   g_free (diff.values_a);
   g_free (diff.values_b);
   g_clear_error (&diff.error);

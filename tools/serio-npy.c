@@ -453,6 +453,8 @@ inexact_element (const guchar *p,
                  GError      **error)
 {
   guint64 bits = load_bits (p, dtype);
+  /* Formatted here: an unsigned long has 32 bits on i686. */
+  g_autofree char *at = g_strdup_printf ("%" G_GUINT64_FORMAT, index);
   char text[32];
 
   if (dtype->kind == KIND_INT)
@@ -463,15 +465,15 @@ inexact_element (const guchar *p,
   if (dtype->kind == KIND_BOOL)
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                  /* TRANSLATORS: a byte value and an index in an array */
-                 _("the boolean byte %s at index %lu is neither 0 nor 1"),
-                 text, (gulong) index);
+                 _("the boolean byte %s at index %s is neither 0 nor 1"),
+                 text, at);
   else
     g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                  /* TRANSLATORS: an integer, an index in an array, and the
                   * array's data type such as “int64” */
-                 _("the value %s at index %lu has no exact double: a %s beyond 2^53 "
+                 _("the value %s at index %s has no exact double: a %s beyond 2^53 "
                    "must be a multiple of the spacing of doubles there"),
-                 text, (gulong) index, dtype->type_name);
+                 text, at, dtype->type_name);
   return FALSE;
 }
 

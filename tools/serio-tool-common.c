@@ -17,6 +17,7 @@
 
 #include <glib/gi18n.h>
 #include <glib/gprintf.h>
+#include <glib/gstdio.h>
 #include <gio/gunixinputstream.h>
 
 #include "serio-fnv-private.h"
@@ -25,7 +26,8 @@
 /* Files above this size show their progress on a terminal. */
 #define PROGRESS_THRESHOLD (G_GOFFSET_CONSTANT (64) * 1024 * 1024)
 
-/* A spool keeps this much in memory before it moves to a temporary file. */
+/* A spool of serio_tool_spool_new() keeps this much in memory, the rest
+ * in a temporary file. */
 #define SPOOL_MEMORY (256 * 1024)
 
 /* Spools are read back, and their lines put together, in pieces of this
@@ -213,7 +215,9 @@ serio_tool_report_parse_error (const char   *path,
  * through unchanged, counted against the file's size for the progress
  * shown on a terminal, and hashed with FNV-1a when asked (so that the
  * checksum of a text comes from the very bytes a reader parses, which
- * works on the standard input too). A read error names the file.
+ * works on the standard input too). A read error names the file, unless
+ * asked not to. It seeks when the file can, and it does not hash: the
+ * progress then counts the bytes read wherever they were.
  *
  * FNV-1a goes one byte after the other, at about a byte per nanosecond:
  * for a large file, a thread hashes copies of the pieces read while the
@@ -236,6 +240,7 @@ struct _SerioToolInput
   goffset             size;         /* -1 when not known */
   guint64             n_read;
   gboolean            hashing;
+  gboolean            bare_errors;  /* read errors without the file's name */
   guint64             hash;         /* the hasher's while it runs */
   GThread            *hasher;
   GAsyncQueue        *pieces;       /* HashPiece: to hash, in order */
@@ -244,7 +249,11 @@ struct _SerioToolInput
   int                 shown_percent;
 };
 
-G_DEFINE_FINAL_TYPE (SerioToolInput, serio_tool_input, G_TYPE_FILTER_INPUT_STREAM)
+static void serio_tool_input_seekable_init (GSeekableIface *iface);
+
+G_DEFINE_FINAL_TYPE_WITH_CODE (SerioToolInput, serio_tool_input, G_TYPE_FILTER_INPUT_STREAM,
+                               G_IMPLEMENT_INTERFACE (G_TYPE_SEEKABLE,
+                                                      serio_tool_input_seekable_init))
 
 static gpointer
 hash_in_thread (gpointer data)
@@ -325,8 +334,9 @@ serio_tool_input_read (GInputStream  *stream,
     {
       end_hashing (self);
       serio_tool_input_end_progress (self);
-      /* TRANSLATORS: a file name, before an error message about it */
-      g_prefix_error (&local_error, _("%s: "), self->display);
+      if (!self->bare_errors)
+        /* TRANSLATORS: a file name, before an error message about it */
+        g_prefix_error (&local_error, _("%s: "), self->display);
       g_propagate_error (error, local_error);
       return -1;
     }
@@ -341,9 +351,12 @@ serio_tool_input_read (GInputStream  *stream,
     hash_piece (self, buffer, n);
   self->n_read += n;
 
-  if (self->progress && self->n_read <= (guint64) self->size)
+  if (self->progress)
     {
-      int percent = (int) (self->n_read * 100 / (guint64) self->size);
+      /* A reader that seeks may read some bytes twice, and a file may
+       * grow: at most 100%. */
+      guint64 done = MIN (self->n_read, (guint64) self->size);
+      int percent = (int) (done * 100 / (guint64) self->size);
 
       if (percent != self->shown_percent)
         {
@@ -353,6 +366,78 @@ serio_tool_input_read (GInputStream  *stream,
     }
 
   return n;
+}
+
+/* The file's stream, when the input may seek in it. */
+static GSeekable *
+get_seekable_base (SerioToolInput *self)
+{
+  GInputStream *base = g_filter_input_stream_get_base_stream (G_FILTER_INPUT_STREAM (self));
+
+  if (self->hashing || !G_IS_SEEKABLE (base))
+    return NULL;
+  return G_SEEKABLE (base);
+}
+
+static goffset
+serio_tool_input_tell (GSeekable *seekable)
+{
+  GSeekable *base = get_seekable_base (SERIO_TOOL_INPUT (seekable));
+
+  return base != NULL ? g_seekable_tell (base) : (goffset) SERIO_TOOL_INPUT (seekable)->n_read;
+}
+
+static gboolean
+serio_tool_input_can_seek (GSeekable *seekable)
+{
+  GSeekable *base = get_seekable_base (SERIO_TOOL_INPUT (seekable));
+
+  return base != NULL && g_seekable_can_seek (base);
+}
+
+static gboolean
+serio_tool_input_seek (GSeekable     *seekable,
+                       goffset        offset,
+                       GSeekType      type,
+                       GCancellable  *cancellable,
+                       GError       **error)
+{
+  GSeekable *base = get_seekable_base (SERIO_TOOL_INPUT (seekable));
+
+  if (base == NULL)
+    {
+      /* As lseek() on a pipe. */
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, g_strerror (ESPIPE));
+      return FALSE;
+    }
+
+  return g_seekable_seek (base, offset, type, cancellable, error);
+}
+
+static gboolean
+serio_tool_input_can_truncate (GSeekable *seekable)
+{
+  return FALSE;
+}
+
+static gboolean
+serio_tool_input_truncate (GSeekable     *seekable,
+                           goffset        offset,
+                           GCancellable  *cancellable,
+                           GError       **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED, g_strerror (EINVAL));
+  return FALSE;
+}
+
+static void
+serio_tool_input_seekable_init (GSeekableIface *iface)
+{
+  iface->tell = serio_tool_input_tell;
+  iface->can_seek = serio_tool_input_can_seek;
+  iface->seek = serio_tool_input_seek;
+  iface->can_truncate = serio_tool_input_can_truncate;
+  iface->truncate_fn = serio_tool_input_truncate;
 }
 
 static void
@@ -392,9 +477,11 @@ serio_tool_input_init (SerioToolInput *self)
  *
  * Opens a file to stream it. A file larger than 64 MB shows the progress of
  * its reading while the standard error is a terminal, until the end of the
- * file, a read error, serio_tool_input_end_progress() or the stream's end.
- * Errors opening the file are GIO's (whose messages name the file); errors
- * reading it are prefixed with its name.
+ * file, a read error, serio_tool_input_end_progress() or the stream's end:
+ * a caller that stops before the end, or prints something while it reads,
+ * ends the progress first. Errors opening the file are GIO's (whose
+ * messages name the file); errors reading it are prefixed with its name,
+ * but with %SERIO_TOOL_INPUT_BARE_ERRORS.
  */
 SerioToolInput *
 serio_tool_input_open (const char           *path,
@@ -413,6 +500,7 @@ serio_tool_input_open (const char           *path,
   self->display = g_filename_display_name (path);
   self->size = size;
   self->hashing = (flags & SERIO_TOOL_INPUT_CHECKSUM) != 0;
+  self->bare_errors = (flags & SERIO_TOOL_INPUT_BARE_ERRORS) != 0;
   self->progress = (flags & SERIO_TOOL_INPUT_NO_PROGRESS) == 0 && show_progress (size);
   if (self->progress)
     progress_show_reading (self->display, 0);
@@ -524,10 +612,20 @@ serio_tool_get_threads (void)
 /* Spools                                                             */
 /* ------------------------------------------------------------------ */
 
+/*
+ * A spool holds its text as the first file_size bytes of its file, then
+ * the bytes in memory: appends go to memory until they would take more
+ * than memory_limit, when what memory holds moves to the end of the file.
+ * The file is made the first time it is needed, and only written at
+ * file_size: reads may leave its position anywhere.
+ */
 struct _SerioToolSpool
 {
-  GString *memory;
-  FILE    *file;      /* once the text outgrew the memory: all of it */
+  GString *memory;        /* the bytes after those of the file */
+  gsize    memory_limit;
+  char    *tmp_template;  /* for g_file_open_tmp(), or NULL for tmpfile() */
+  FILE    *file;          /* NULL until the memory first filled up */
+  guint64  file_size;
 };
 
 static void
@@ -537,13 +635,34 @@ set_errno_error (GError **error,
   g_set_error_literal (error, G_IO_ERROR, g_io_error_from_errno (errsv), g_strerror (errsv));
 }
 
+/*
+ * serio_tool_spool_new_full:
+ * @memory_limit: how many bytes the spool keeps in memory
+ * @tmp_template: (nullable): the name of the temporary file, as for
+ *   g_file_open_tmp(), which names what it is for in the message of an
+ *   error making it (“serio-diff-XXXXXX”); %NULL for one made by tmpfile(),
+ *   whose errors only say what went wrong
+ *
+ * Makes an empty spool. Its temporary file is unlinked as soon as it is
+ * made, and so goes away with the spool, or with the program.
+ */
 SerioToolSpool *
-serio_tool_spool_new (void)
+serio_tool_spool_new_full (gsize       memory_limit,
+                           const char *tmp_template)
 {
   SerioToolSpool *spool = g_new0 (SerioToolSpool, 1);
 
   spool->memory = g_string_new (NULL);
+  spool->memory_limit = memory_limit;
+  spool->tmp_template = g_strdup (tmp_template);
   return spool;
+}
+
+/* A spool that keeps 256 KiB in memory. */
+SerioToolSpool *
+serio_tool_spool_new (void)
+{
+  return serio_tool_spool_new_full (SPOOL_MEMORY, NULL);
 }
 
 void
@@ -555,7 +674,106 @@ serio_tool_spool_free (SerioToolSpool *spool)
   if (spool->file != NULL)
     fclose (spool->file);
   g_string_free (spool->memory, TRUE);
+  g_free (spool->tmp_template);
   g_free (spool);
+}
+
+/* The number of bytes appended since the spool was made or cleared. */
+guint64
+serio_tool_spool_get_size (SerioToolSpool *spool)
+{
+  return spool->file_size + spool->memory->len;
+}
+
+/* Empties the spool; its file, if it has one, is written over. */
+void
+serio_tool_spool_clear (SerioToolSpool *spool)
+{
+  spool->file_size = 0;
+  g_string_truncate (spool->memory, 0);
+}
+
+static gboolean
+open_file (SerioToolSpool  *spool,
+           GError         **error)
+{
+  g_autoptr(GError) local_error = NULL;
+  g_autofree char *name = NULL;
+  int fd;
+
+  if (spool->tmp_template == NULL)
+    {
+      spool->file = tmpfile ();
+      if (spool->file == NULL)
+        {
+          set_errno_error (error, errno);
+          return FALSE;
+        }
+      return TRUE;
+    }
+
+  fd = g_file_open_tmp (spool->tmp_template, &name, &local_error);
+  if (fd < 0)
+    {
+      /* GLib's message, which names the file, in GIO's domain. */
+      g_set_error_literal (error, G_IO_ERROR, g_io_error_from_file_error (local_error->code),
+                           local_error->message);
+      return FALSE;
+    }
+  g_unlink (name);
+  spool->file = fdopen (fd, "w+b");
+  if (spool->file == NULL)
+    {
+      int errsv = errno;
+
+      close (fd);
+      set_errno_error (error, errsv);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+
+/* Writes @len bytes at the end of the text in the file. */
+static gboolean
+write_file (SerioToolSpool  *spool,
+            const void      *data,
+            gsize            len,
+            GError         **error)
+{
+  if (len == 0)
+    return TRUE;
+
+  if (spool->file == NULL && !open_file (spool, error))
+    return FALSE;
+
+  if (fseeko (spool->file, (off_t) spool->file_size, SEEK_SET) != 0 ||
+      fwrite (data, 1, len, spool->file) != len)
+    {
+      set_errno_error (error, errno);
+      return FALSE;
+    }
+  spool->file_size += len;
+
+  return TRUE;
+}
+
+/* Reads @len bytes of the file at @offset, which must be there. */
+static gboolean
+read_file (SerioToolSpool  *spool,
+           guint64          offset,
+           void            *buffer,
+           gsize            len,
+           GError         **error)
+{
+  if (fseeko (spool->file, (off_t) offset, SEEK_SET) != 0 ||
+      fread (buffer, 1, len, spool->file) != len)
+    {
+      set_errno_error (error, ferror (spool->file) ? errno : EIO);
+      return FALSE;
+    }
+
+  return TRUE;
 }
 
 /* Appends @len bytes of @data, or all of it up to a NUL when @len is -1. */
@@ -567,31 +785,21 @@ serio_tool_spool_append (SerioToolSpool  *spool,
 {
   gsize len = len_or_nul >= 0 ? (gsize) len_or_nul : strlen (data);
 
-  if (spool->file == NULL && spool->memory->len + len <= SPOOL_MEMORY)
+  if (spool->memory->len + len <= spool->memory_limit)
     {
       g_string_append_len (spool->memory, data, len);
       return TRUE;
     }
 
-  if (spool->file == NULL)
-    {
-      /* An unnamed temporary file: it goes away when it is closed. */
-      spool->file = tmpfile ();
-      if (spool->file == NULL ||
-          fwrite (spool->memory->str, 1, spool->memory->len, spool->file) != spool->memory->len)
-        {
-          set_errno_error (error, errno);
-          return FALSE;
-        }
-      g_string_truncate (spool->memory, 0);
-    }
+  if (!write_file (spool, spool->memory->str, spool->memory->len, error))
+    return FALSE;
+  g_string_truncate (spool->memory, 0);
 
-  if (fwrite (data, 1, len, spool->file) != len)
-    {
-      set_errno_error (error, errno);
-      return FALSE;
-    }
+  /* What does not fit in memory goes straight to the file. */
+  if (len > spool->memory_limit)
+    return write_file (spool, data, len, error);
 
+  g_string_append_len (spool->memory, data, len);
   return TRUE;
 }
 
@@ -610,6 +818,77 @@ serio_tool_spool_append_printf (SerioToolSpool  *spool,
   va_end (args);
 
   return serio_tool_spool_append (spool, text, len, error);
+}
+
+/*
+ * serio_tool_spool_read:
+ * @offset: where to read from the start of the text
+ *
+ * Reads @len bytes of the text at @offset, which must be there (the
+ * spool's size is at least @offset + @len).
+ */
+gboolean
+serio_tool_spool_read (SerioToolSpool  *spool,
+                       guint64          offset,
+                       void            *buffer,
+                       gsize            len,
+                       GError         **error)
+{
+  char *out = buffer;
+
+  g_return_val_if_fail (offset <= serio_tool_spool_get_size (spool) &&
+                        len <= serio_tool_spool_get_size (spool) - offset, FALSE);
+
+  if (offset < spool->file_size)
+    {
+      gsize n = (gsize) MIN ((guint64) len, spool->file_size - offset);
+
+      if (!read_file (spool, offset, out, n, error))
+        return FALSE;
+      out += n;
+      len -= n;
+      offset += n;
+    }
+
+  if (len > 0)
+    memcpy (out, spool->memory->str + (offset - spool->file_size), len);
+
+  return TRUE;
+}
+
+/*
+ * serio_tool_spool_copy:
+ * @to: the spool to append to, which is not @from
+ * @from: the spool to copy from
+ *
+ * Appends @len bytes of the text of @from at @offset, which must be there,
+ * to @to.
+ */
+gboolean
+serio_tool_spool_copy (SerioToolSpool  *to,
+                       SerioToolSpool  *from,
+                       guint64          offset,
+                       guint64          len,
+                       GError         **error)
+{
+  g_autofree char *chunk = NULL;
+
+  g_return_val_if_fail (to != from, FALSE);
+
+  if (len > 0)
+    chunk = g_malloc ((gsize) MIN ((guint64) SPOOL_CHUNK, len));
+  while (len > 0)
+    {
+      gsize n = (gsize) MIN ((guint64) SPOOL_CHUNK, len);
+
+      if (!serio_tool_spool_read (from, offset, chunk, n, error) ||
+          !serio_tool_spool_append (to, chunk, n, error))
+        return FALSE;
+      offset += n;
+      len -= n;
+    }
+
+  return TRUE;
 }
 
 typedef struct
@@ -668,35 +947,20 @@ serio_tool_spool_replay (SerioToolSpool      *spool,
   g_autofree char *chunk = NULL;
   Replay replay = { by_line, line, func, user_data };
 
-  if (spool->file == NULL)
+  if (spool->file_size > 0)
+    chunk = g_malloc (SPOOL_CHUNK);
+  for (guint64 offset = 0; offset < spool->file_size; )
     {
-      if (!replay_piece (&replay, spool->memory->str, spool->memory->len, error))
+      gsize n = (gsize) MIN ((guint64) SPOOL_CHUNK, spool->file_size - offset);
+
+      if (!read_file (spool, offset, chunk, n, error) ||
+          !replay_piece (&replay, chunk, n, error))
         return FALSE;
+      offset += n;
     }
-  else
-    {
-      gsize n;
 
-      if (fflush (spool->file) != 0 || fseek (spool->file, 0, SEEK_SET) != 0)
-        {
-          set_errno_error (error, errno);
-          return FALSE;
-        }
-
-      chunk = g_malloc (SPOOL_CHUNK);
-      while ((n = fread (chunk, 1, SPOOL_CHUNK, spool->file)) > 0)
-        {
-          if (!replay_piece (&replay, chunk, n, error))
-            return FALSE;
-        }
-      if (ferror (spool->file))
-        {
-          set_errno_error (error, errno);
-          return FALSE;
-        }
-      /* Later appends go on at the end. */
-      fseek (spool->file, 0, SEEK_END);
-    }
+  if (!replay_piece (&replay, spool->memory->str, spool->memory->len, error))
+    return FALSE;
 
   if (line->len > 0)
     return func (line->str, line->len, user_data, error);

@@ -57,12 +57,14 @@ GInputStream *serio_tool_open_input         (const char          *path,
 
 /* Streaming: a file read through a SerioToolInput, which counts the bytes
  * for the progress shown on a terminal and can hash them with FNV-1a (the
- * checksum of the whole text) as they pass, standard input included. */
+ * checksum of the whole text) as they pass, standard input included. It
+ * seeks when the file can, unless it hashes. */
 typedef enum
 {
   SERIO_TOOL_INPUT_DEFAULT = 0,
   SERIO_TOOL_INPUT_CHECKSUM = 1 << 0,     /* hash the bytes as they pass */
   SERIO_TOOL_INPUT_NO_PROGRESS = 1 << 1,  /* never show progress */
+  SERIO_TOOL_INPUT_BARE_ERRORS = 1 << 2,  /* read errors without the file's name */
 } SerioToolInputFlags;
 
 #define SERIO_TOOL_TYPE_INPUT (serio_tool_input_get_type ())
@@ -82,8 +84,11 @@ SerioToolInput *serio_tool_reader_get_input (SerioReader         *reader);
 int          serio_tool_report_read_error   (const char          *path,
                                              const GError        *error);
 
-/* Text kept for later: in memory up to a limit, then in a temporary file,
- * so that output held back stays within bounded memory. */
+/* Text (or any bytes) kept for later: in memory up to a limit, the rest
+ * in an unlinked temporary file, so that output held back stays within
+ * bounded memory. It can be read back at any offset, copied from, and
+ * emptied to be filled again. A failed call leaves the spool in no
+ * particular state: its error is the one to report. */
 typedef struct _SerioToolSpool SerioToolSpool;
 
 typedef gboolean (*SerioToolSpoolFunc)      (const char          *data,
@@ -92,7 +97,11 @@ typedef gboolean (*SerioToolSpoolFunc)      (const char          *data,
                                              GError             **error);
 
 SerioToolSpool *serio_tool_spool_new        (void);
+SerioToolSpool *serio_tool_spool_new_full   (gsize                memory_limit,
+                                             const char          *tmp_template);
 void         serio_tool_spool_free          (SerioToolSpool      *spool);
+guint64      serio_tool_spool_get_size      (SerioToolSpool      *spool);
+void         serio_tool_spool_clear         (SerioToolSpool      *spool);
 gboolean     serio_tool_spool_append        (SerioToolSpool      *spool,
                                              const char          *data,
                                              gssize               len,
@@ -101,6 +110,16 @@ gboolean     serio_tool_spool_append_printf (SerioToolSpool      *spool,
                                              GError             **error,
                                              const char          *format,
                                              ...) G_GNUC_PRINTF (3, 4);
+gboolean     serio_tool_spool_read          (SerioToolSpool      *spool,
+                                             guint64              offset,
+                                             void                *buffer,
+                                             gsize                len,
+                                             GError             **error);
+gboolean     serio_tool_spool_copy          (SerioToolSpool      *to,
+                                             SerioToolSpool      *from,
+                                             guint64              offset,
+                                             guint64              len,
+                                             GError             **error);
 gboolean     serio_tool_spool_replay        (SerioToolSpool      *spool,
                                              gboolean             by_line,
                                              SerioToolSpoolFunc   func,

@@ -2176,6 +2176,87 @@ class ProgressTests(ToolTestCase):
                 self.assertIn(b'Reading big.serio: 100%', terminal)
                 self.assertTrue(terminal.endswith(b'\r\x1b[K'), terminal[-40:])
 
+    def write_large(self, name, tail=b''):
+        # Blank lines (a valid empty bundle) to above the threshold, then
+        # @tail.
+        with open(self.path(name), 'wb') as f:
+            f.write(b'\n' * (PROGRESS_THRESHOLD + 1))
+            f.write(tail)
+        return name
+
+    def assert_progress_erased(self, terminal, *names):
+        for name in names:
+            self.assertIn(b'Reading %s: 0%%' % name.encode(), terminal)
+            self.assertIn(b'Reading %s: 100%%' % name.encode(), terminal)
+        self.assertTrue(terminal.endswith(b'\r\x1b[K'), terminal[-40:])
+
+    def test_diff(self):
+        # Both files are read side by side, the progress of each shown on
+        # the same line, and erased before the report is printed.
+        self.write_large('a.serio', b'v1|x|1|1\nv1|y|2|1,2\n')
+        self.write_large('b.serio', b'v1|x|1|1\nv1|y|2|1,3\n')
+        piped = self.run_tool('diff', 'a.serio', 'b.serio', status=1)
+        self.assertEqual(piped.stderr, b'')
+        self.assertIn(b'\xe2\x80\x9cy\xe2\x80\x9d: 1 of 2 values differs', piped.stdout)
+        proc, terminal = self.run_with_terminal_stderr('diff', 'a.serio', 'b.serio')
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stdout, piped.stdout)
+        self.assert_progress_erased(terminal, 'a.serio', 'b.serio')
+        # Arrays in another order: B is read again to find them, without
+        # a progress of its own.
+        self.write_large('c.serio', b'v1|y|2|1,3\nv1|x|1|1\n')
+        piped = self.run_tool('diff', 'a.serio', 'c.serio', status=1)
+        self.assertIn(b'the order differs', piped.stdout)
+        proc, terminal = self.run_with_terminal_stderr('diff', 'a.serio', 'c.serio')
+        self.assertEqual(proc.returncode, 1)
+        self.assertEqual(proc.stdout, piped.stdout)
+        self.assert_progress_erased(terminal, 'a.serio', 'c.serio')
+        self.assertEqual(terminal.count(b'Reading c.serio: 0%'), 1)
+        # An invalid file stops the reading: its error follows the erased
+        # progress.
+        self.write_large('bad.serio', b'v1|x|1|zz\n')
+        piped = self.run_tool('diff', 'bad.serio', 'b.serio', status=2)
+        proc, terminal = self.run_with_terminal_stderr('diff', 'bad.serio', 'b.serio')
+        self.assertEqual(proc.returncode, 2)
+        error = piped.stderr.replace(b'\n', b'\r\n')
+        self.assertRegex(error, b'^bad.serio:%d: ' % (PROGRESS_THRESHOLD + 2))
+        self.assertTrue(terminal.endswith(b'\r\x1b[K' + error), terminal[-200:])
+        self.assertIn(b'Reading bad.serio: 0%', terminal)
+
+    def test_convert(self):
+        # serio to NumPy
+        self.write_large('big.serio', b'v1|x|2|1,2\n')
+        proc, terminal = self.run_with_terminal_stderr('convert', 'big.serio', 'x.npy')
+        self.assertEqual(proc.returncode, 0)
+        self.assert_progress_erased(terminal, 'big.serio')
+        self.assertEqual(parse_npy_vector(self.read('x.npy'))[3], f8_data([1.0, 2.0]))
+        self.write_large('bad.serio', b'v1|x|1|zz\n')
+        piped = self.run_tool('convert', 'bad.serio', 'x.npz', status=1)
+        proc, terminal = self.run_with_terminal_stderr('convert', 'bad.serio', 'x.npz')
+        self.assertEqual(proc.returncode, 1)
+        self.assertTrue(terminal.endswith(b'\r\x1b[K' + piped.stderr.replace(b'\n', b'\r\n')),
+                        terminal[-200:])
+        # NumPy to serio: a .npy file is read as a stream, a .npz archive by
+        # offset (its directory first); a note comes after the progress.
+        n = PROGRESS_THRESHOLD // 8 + 1
+        nan = struct.pack('<Q', 0x7FF8000000000001)
+        data = npy_bytes('<f8', (n,), nan + bytes(8 * (n - 1)))
+        with open(self.path('big.npy'), 'wb') as f:
+            f.write(data)
+        with zipfile.ZipFile(os.fsdecode(self.path('big.npz')), 'w') as z:
+            z.writestr('w.npy', data)
+        for name in ('big.npy', 'big.npz'):
+            with self.subTest(input=name):
+                piped = self.run_tool('convert', name, 'piped.serio', status=0)
+                self.assertIn(b'note: 1 NaN', piped.stderr)
+                proc, terminal = self.run_with_terminal_stderr('convert', name, 'out.serio')
+                self.assertEqual(proc.returncode, 0)
+                self.assertEqual(self.read('out.serio'), self.read('piped.serio'))
+                self.assertIn(b'Reading %s: 0%%' % name.encode(), terminal)
+                self.assertIn(b'Reading %s: 100%%' % name.encode(), terminal)
+                self.assertTrue(terminal.endswith(
+                    b'\r\x1b[K' + piped.stderr.replace(b'\n', b'\r\n')), terminal[-200:])
+
     def test_small_file(self):
         with open(self.path('small.serio'), 'wb') as f:
             f.write(b'\n' * PROGRESS_THRESHOLD)
