@@ -470,19 +470,16 @@ serialize (SerioBundle *self,
   for (guint i = 0; i < self->entries->len; i++)
     {
       SerioEntry *entry = get_entry (self, i);
-
       gsize done = 0;
 
       out = _serio_codec_write_header (out, entry->name, strlen (entry->name), entry->n_values);
       if (n_threads > 1 && entry->n_values >= 2 * PARALLEL_BLOCK_VALUES)
         {
-          if (hash != NULL)
-            {
-              XXH3_64bits_update (hash, hashed, out - hashed);
-              hashed = out;
-            }
           SerializeSink sink = { out, hash };
 
+          /* The header first: the blocks are hashed as they are appended. */
+          if (hash != NULL)
+            XXH3_64bits_update (hash, hashed, out - hashed);
           if (workers == NULL)
             workers = _serio_workers_new ();
           done = _serio_workers_format (workers, entry->values, entry->n_values, PARALLEL_BLOCK_VALUES,

@@ -1222,14 +1222,15 @@ _serio_codec_parse_long_token (const char         *token,
 }
 
 /* With several threads, the values of a record are parsed in parallel
- * from this many bytes of text on, in windows of this many bytes a thread. */
+ * from this many bytes of text on, in spans of this many bytes a thread. */
 #define PARALLEL_MIN_BYTES    (256 * 1024)
 #define PARALLEL_WINDOW_BYTES (1024 * 1024)
 
 /* Parses the tokens from *@s_inout on, while the field ahead is long, with
- * several threads: in windows that end at a comma or at @line_end, each
- * split between the threads at commas, each parsed into @values (at
- * *@n_tokens_inout on, within @store_limit) before the next. Leaves
+ * several threads: in spans that end at a comma or at @line_end, each
+ * parsed by the workers into @values (at *@n_tokens_inout on, within
+ * @store_limit) before the next, so that the first bad token of the text
+ * is the one reported and the seal's hash follows in order. Leaves
  * *@s_inout at the first token not parsed and sets @line_done when that is
  * the end of the line. The serial loop of parse_record() takes the rest: a
  * short tail, a token too long for a window, or values beyond the count. */
