@@ -83,18 +83,7 @@ struct _SerioWorkers
 guint
 _serio_threads_effective (guint requested)
 {
-  const char *cap = g_getenv ("SERIO_THREADS");
-  guint n = requested != 0 ? requested : g_get_num_processors ();
-
-  if (cap != NULL && *cap != '\0')
-    {
-      guint64 limit = g_ascii_strtoull (cap, NULL, 10);
-
-      if (limit >= 1)
-        n = MIN (n, limit);
-    }
-
-  return CLAMP (n, 1, SERIO_MAX_THREADS);
+  return _serio_threads_capped (requested);
 }
 
 const char *

@@ -21,11 +21,9 @@
 #include <glib.h>
 
 #include "serio-codec.h"
+#include "serio-threads-private.h"
 
 G_BEGIN_DECLS
-
-/* The most threads libserio uses. */
-#define SERIO_MAX_THREADS 64
 
 typedef struct _SerioWorkers SerioWorkers;
 

@@ -21,6 +21,7 @@
 #include <gio/gunixinputstream.h>
 
 #include "serio-fnv-private.h"
+#include "serio-threads-private.h"
 #include "serio-tool.h"
 
 /* Files above this size show their progress on a terminal. */
@@ -33,9 +34,6 @@
 /* Spools are read back, and their lines put together, in pieces of this
  * size. */
 #define SPOOL_CHUNK (64 * 1024)
-
-/* As in the library: at most this many threads. */
-#define MAX_THREADS 64
 
 /* A file above this size (or of a size not known) is hashed by a thread of
  * its own while it is parsed, with at most these many pieces waiting. */
@@ -594,18 +592,7 @@ serio_tool_report_read_error (const char   *path,
 guint
 serio_tool_get_threads (void)
 {
-  const char *cap = g_getenv ("SERIO_THREADS");
-  guint n = g_get_num_processors ();
-
-  if (cap != NULL && *cap != '\0')
-    {
-      guint64 limit = g_ascii_strtoull (cap, NULL, 10);
-
-      if (limit >= 1)
-        n = MIN (n, limit);
-    }
-
-  return CLAMP (n, 1, MAX_THREADS);
+  return _serio_threads_capped (0);
 }
 
 /* ------------------------------------------------------------------ */

@@ -136,6 +136,7 @@ gboolean     serio_tool_spool_print_line    (const char          *data,
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SerioToolSpool, serio_tool_spool_free)
 
+/* One thread per processor, capped by SERIO_THREADS as in the library. */
 guint        serio_tool_get_threads         (void);
 
 const char  *serio_tool_format_double       (double               value,
