@@ -1261,7 +1261,7 @@ parse_values_parallel (ReadContext  *context,
       /* n tokens take at least 2n - 1 bytes: a window this long holds no
        * more tokens than the values have room for. */
       gsize window = MIN ((gsize) (line_end - s), (gsize) n_threads * PARALLEL_WINDOW_BYTES);
-      const char *span_end, *bad = NULL;
+      const char *span_end, *end, *bad = NULL;
       Problem problem;
 
       window = MIN (window, 2 * (store_limit - n_tokens) - 1);
@@ -1270,7 +1270,7 @@ parse_values_parallel (ReadContext  *context,
         break;
 
       n_tokens += _serio_workers_parse (context->workers, s, span_end, buf_end, values + n_tokens,
-                                        n_threads, &problem, &bad);
+                                        store_limit - n_tokens, n_threads, &end, &problem, &bad);
       if (G_UNLIKELY (problem.reason != NULL))
         {
           set_token_error (error, &problem, line, n_tokens + 1, bad, line_end);

@@ -110,6 +110,8 @@
 /* With several threads, a segment of values this long or longer is split
  * between them. */
 #define PARALLEL_MIN_BYTES  (128 * 1024)
+/* … and when this many values or more are wanted. */
+#define PARALLEL_MIN_VALUES 8192
 
 /* read_bytes() starts with room for this many values. */
 #define FIRST_BYTES_ROOM    (64 * 1024)
@@ -795,23 +797,26 @@ parse_values (SerioReader   *self,
         }
 
       /* A long run of values, all wanted: parsed by several threads, in
-       * shares that end at commas. No more tokens than wanted fit in the
-       * span, since n tokens take at least 2n - 1 bytes. */
+       * windows that end at commas, up to the values wanted. A span of 24
+       * bytes a value wanted holds them all (a token has at most 23), so
+       * that little is parsed ahead of what is taken. */
       if (values != NULL && (gsize) (seg_end - s) >= PARALLEL_MIN_BYTES &&
-          max_values - got >= PARALLEL_MIN_BYTES / 2)
+          max_values - got >= PARALLEL_MIN_VALUES)
         {
           guint n_threads = _serio_threads_effective (self->threads);
-          gsize span = MIN ((gsize) (seg_end - s), 2 * (max_values - got) - 1);
+          gsize span = (max_values - got) <= G_MAXSIZE / (SERIO_CODEC_TOKEN_MAX + 1) ?
+                       MIN ((gsize) (seg_end - s), (max_values - got) * (SERIO_CODEC_TOKEN_MAX + 1)) :
+                       (gsize) (seg_end - s);
           const char *span_end = span == (gsize) (seg_end - s) ? seg_end : _serio_last_comma (s, span);
 
           if (n_threads > 1 && span_end != NULL && span_end > s)
             {
-              const char *bad = NULL;
+              const char *bad = NULL, *end = NULL;
 
               if (self->workers == NULL)
                 self->workers = _serio_workers_new ();
               n = _serio_workers_parse (self->workers, s, span_end, self->buf + self->end, values + got,
-                                        n_threads, &problem, &bad);
+                                        max_values - got, n_threads, &end, &problem, &bad);
               self->n_tokens += n;
               got += n;
               if (G_UNLIKELY (problem.reason != NULL))
@@ -824,7 +829,7 @@ parse_values (SerioReader   *self,
                   return fail (self, local_error, cancellable, error);
                 }
 
-              if (span_end == seg_end)
+              if (end == seg_end)
                 {
                   if (self->seg_eol)
                     {
@@ -837,9 +842,15 @@ parse_values (SerioReader   *self,
                       self->seg_valid = FALSE;
                     }
                 }
+              else if (end == span_end)
+                {
+                  /* the span ended at a comma before the segment's end */
+                  self->pos = span_end + 1 - self->buf;
+                }
               else
                 {
-                  self->pos = span_end + 1 - self->buf;
+                  /* the values wanted ended first: the next token's start */
+                  self->pos = end - self->buf;
                 }
               continue;
             }

@@ -18,8 +18,10 @@
  * PARSE_WINDOW bytes, since it ends at the first comma after them. */
 #define PARSE_ROOM   (PARSE_WINDOW / 2 + 2)
 
-/* Slots of the ring, per thread. */
-#define SLOTS_PER_THREAD 4
+/* Slots of the ring, per thread: enough for the threads never to wait on
+ * one another, few enough that little is worked ahead of a caller that
+ * stops. */
+#define SLOTS_PER_THREAD 2
 #define MAX_SLOTS        (SLOTS_PER_THREAD * SERIO_MAX_THREADS)
 
 /* A slot is empty when it holds no item. */
@@ -349,7 +351,9 @@ parse_item (SerioWorkers *workers,
 typedef struct
 {
   double             *values;
+  gsize               max_values;
   gsize               stored;
+  const char         *end;      /* where the values taken end */
   SerioCodecProblem  *problem;
   const char        **bad;
 } ParseTake;
@@ -361,11 +365,30 @@ take_values (SerioWorkers *workers,
 {
   ParseTake *take = data;
   ParseSlot *slot = &workers->parsed[index % workers->n_slots];
+  gsize left = take->max_values - take->stored;
+
+  /* The values wanted end inside this window: take them and find where
+   * the next token starts; a bad token beyond them is not reached yet. */
+  if (slot->n > left)
+    {
+      const char *p = workers->windows[index].start;
+
+      memcpy (take->values + take->stored, slot->out, left * sizeof (double));
+      take->stored += left;
+      for (gsize k = 0; k < left; k++)
+        p = (const char *) memchr (p, ',', workers->windows[index].end - p) + 1;
+      take->end = p;
+      return FALSE;
+    }
 
   memcpy (take->values + take->stored, slot->out, slot->n * sizeof (double));
   take->stored += slot->n;
   if (slot->problem.reason == NULL)
-    return TRUE;
+    {
+      /* The next token starts after the comma that ends the window. */
+      take->end = workers->windows[index].end + (index + 1 < workers->n_items);
+      return take->stored < take->max_values;
+    }
 
   *take->problem = slot->problem;
   *take->bad = slot->stop;
@@ -409,11 +432,13 @@ _serio_workers_parse (SerioWorkers       *workers,
                       const char         *span_end,
                       const char         *buf_end,
                       double             *values,
+                      gsize               max_values,
                       guint               n_threads,
+                      const char        **end,
                       SerioCodecProblem  *problem,
                       const char        **bad)
 {
-  ParseTake take = { values, 0, problem, bad };
+  ParseTake take = { values, max_values, 0, s, problem, bad };
   gsize n_windows;
 
   n_threads = CLAMP (n_threads, 1, SERIO_MAX_THREADS);
@@ -424,9 +449,10 @@ _serio_workers_parse (SerioWorkers       *workers,
   if (n_windows == 1 || n_threads == 1)
     {
       gboolean ended;
-      gsize stored = _serio_codec_parse_tokens (&s, span_end, buf_end, values, G_MAXSIZE, &ended, problem);
+      gsize stored = _serio_codec_parse_tokens (&s, span_end, buf_end, values, max_values, &ended, problem);
 
       *bad = s;
+      *end = s;
       return stored;
     }
 
@@ -438,6 +464,7 @@ _serio_workers_parse (SerioWorkers       *workers,
   workers->buf_end = buf_end;
 
   run_ring (workers, parse_item, take_values, &take, n_threads, n_windows);
+  *end = take.end;
 
   return take.stored;
 }

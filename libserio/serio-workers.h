@@ -68,18 +68,22 @@ gsize         _serio_workers_format       (SerioWorkers       *workers,
                                            SerioBlockSink      sink,
                                            gpointer            user_data);
 
-/* Parses the tokens of [s, span_end), which ends at a comma or at the end
- * of a line and holds no more tokens than @values has room for, with up
- * to @n_threads threads, in windows of 64 KiB cut at commas. @buf_end
- * bounds the 8-byte loads. Returns the number of values stored in @values; on a bad
- * token, the first in the text, @problem->reason is set and *@bad is that
- * token (@problem->reason is %NULL otherwise). */
+/* Parses up to @max_values tokens of [s, span_end), which ends at a comma
+ * or at the end of a line, into @values, with up to @n_threads threads, in
+ * windows of 64 KiB cut at commas. @buf_end bounds the 8-byte loads.
+ * Returns the number of values stored and sets *@end to where the next
+ * token starts (@span_end once every token of the span was parsed). On a
+ * bad token, the first in the text among those within @max_values,
+ * @problem->reason is set and *@bad is that token (@problem->reason is
+ * %NULL otherwise). */
 gsize         _serio_workers_parse        (SerioWorkers       *workers,
                                            const char         *s,
                                            const char         *span_end,
                                            const char         *buf_end,
                                            double             *values,
+                                           gsize               max_values,
                                            guint               n_threads,
+                                           const char        **end,
                                            SerioCodecProblem  *problem,
                                            const char        **bad);
 

@@ -13,6 +13,7 @@
 
 #include <string.h>
 
+#include <gio/gio.h>
 #include <serio.h>
 
 #include "test-utils.h"
@@ -264,6 +265,102 @@ test_errors (void)
   }
 }
 
+/* Reads the arrays of @text with a reader, in pieces of random sizes of
+ * 8192 values and more (so that pieces end inside the parallel windows),
+ * into one array; returns the values of the record "w" or the error. */
+static guint64 *
+read_in_pieces (GBytes  *text,
+                gsize    n,
+                GError **error)
+{
+  g_autoptr(GInputStream) in = g_memory_input_stream_new_from_bytes (text);
+  g_autoptr(SerioReader) reader = serio_reader_new (in);
+  g_autofree guint64 *bits = g_new0 (guint64, n);
+
+  while (serio_reader_next (reader, NULL, error))
+    {
+      gsize got = 0, piece;
+
+      if (g_strcmp0 (serio_reader_get_name (reader), "long[]") != 0)
+        {
+          if (!serio_reader_skip_array (reader, NULL, error))
+            return NULL;
+          continue;
+        }
+      do
+        {
+          gsize want = MIN ((gsize) g_test_rand_int_range (8192, 100000), n - got);
+
+          if (!serio_reader_read_values (reader, (double *) bits + got, want, &piece, NULL, error))
+            return NULL;
+          got += piece;
+        }
+      while (piece > 0 && got < n);
+    }
+  if (*error != NULL)
+    return NULL;
+
+  return g_steal_pointer (&bits);
+}
+
+static void
+test_reader_pieces (void)
+{
+  const gsize n = 400000;
+  g_autoptr(GArray) patterns = test_load_patterns ();
+  g_autofree guint64 *bits = make_values (patterns, n);
+  g_autoptr(GBytes) text = text_of (bits, n, TRUE, FALSE);
+
+  g_test_summary ("A reader on several threads stops exactly where a piece of values ends, "
+                  "inside a parallel window, and reports a bad token beyond it only when it "
+                  "gets there.");
+  if (!have_threads ())
+    {
+      g_test_skip ("one processor: no parallel path");
+      return;
+    }
+
+  for (guint round = 0; round < 4; round++)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autofree guint64 *back = NULL;
+
+      set_threads (round % 2 == 1);
+      back = read_in_pieces (text, n, &error);
+      g_assert_no_error (error);
+      test_assert_same_bits ((const double *) back, bits, n);
+    }
+
+  /* a bad token deep in the record: the same error as the in-memory parser */
+  {
+    g_autoptr(GString) damaged = long_record (n, n);
+    g_autoptr(GBytes) whole = NULL;
+    g_autoptr(GError) expected = NULL;
+    g_autoptr(GError) error = NULL;
+    g_autoptr(SerioBundle) none = NULL;
+    g_autofree guint64 *back = NULL;
+
+    damage (damaged, 333333, "1p-0");
+    whole = g_bytes_new (damaged->str, damaged->len);
+    set_threads (FALSE);
+    none = serio_bundle_from_bytes (whole, &expected);
+    g_assert_null (none);
+    set_threads (TRUE);
+    g_string_replace (damaged, "v1|w|", "v1|long[]|", 1);
+    {
+      g_autoptr(GBytes) renamed = g_bytes_new (damaged->str, damaged->len);
+
+      back = read_in_pieces (renamed, n, &error);
+    }
+    g_assert_null (back);
+    g_assert_error (error, SERIO_ERROR, SERIO_ERROR_SYNTAX);
+    g_assert_cmpuint (serio_error_get_value_index (error), ==, serio_error_get_value_index (expected));
+    g_assert_cmpuint (serio_error_get_value_index (error), ==, 333334);
+  }
+
+  g_unsetenv ("SERIO_THREADS");
+}
+
 int
 main (int    argc,
       char **argv)
@@ -273,6 +370,7 @@ main (int    argc,
   g_test_add_data_func ("/memory-threads/identical/plain", GINT_TO_POINTER (FALSE), test_identical);
   g_test_add_data_func ("/memory-threads/identical/sealed", GINT_TO_POINTER (TRUE), test_identical);
   g_test_add_func ("/memory-threads/errors", test_errors);
+  g_test_add_func ("/memory-threads/reader-pieces", test_reader_pieces);
 
   return g_test_run ();
 }
