@@ -134,7 +134,7 @@ static GParamSpec *properties[N_PROPS];
 static void
 abandon_stream (SerioWriter *self)
 {
-  g_autoptr(GCancellable) abandon = g_cancellable_new ();
+  g_autoptr(GCancellable) abandon = NULL;
 
   if (self->save != NULL)
     {
@@ -142,6 +142,7 @@ abandon_stream (SerioWriter *self)
       return;
     }
 
+  abandon = g_cancellable_new ();
   g_cancellable_cancel (abandon);
   if (!g_output_stream_is_closed (self->stream))
     g_output_stream_close (self->stream, abandon, NULL);

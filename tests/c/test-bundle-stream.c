@@ -14,14 +14,6 @@
 #include "test-stream-utils.h"
 #include "test-utils.h"
 
-static void
-assert_same_bytes (GBytes *actual,
-                   GBytes *expected)
-{
-  g_assert_cmpmem (g_bytes_get_data (actual, NULL), g_bytes_get_size (actual),
-                   g_bytes_get_data (expected, NULL), g_bytes_get_size (expected));
-}
-
 /* Arrays of all sizes: empty, tiny (packed together when loaded), just
  * above the packing limit, and over a million values (more than the room
  * a long array gets before it grows). */
@@ -88,8 +80,8 @@ test_write (void)
   g_autoptr(GBytes) expected_sealed = serio_bundle_to_sealed_bytes (bundle);
   g_autoptr(GBytes) expected_plain = serio_bundle_to_bytes (bundle);
 
-  assert_same_bytes (sealed, expected_sealed);
-  assert_same_bytes (plain, expected_plain);
+  test_assert_same_bytes (sealed, expected_sealed);
+  test_assert_same_bytes (plain, expected_plain);
 }
 
 /* A failed write leaves an error; the caller's stream is not closed. */
@@ -261,7 +253,7 @@ test_async (void)
 
   g_assert_true (g_output_stream_close (out, NULL, NULL));
   text = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
-  assert_same_bytes (text, expected);
+  test_assert_same_bytes (text, expected);
 
   {
     g_autoptr(GInputStream) in = g_memory_input_stream_new_from_bytes (text);

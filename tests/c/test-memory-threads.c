@@ -78,18 +78,6 @@ text_of (const guint64 *bits,
 }
 
 static void
-assert_same_bytes (GBytes *a,
-                   GBytes *b)
-{
-  gsize a_size, b_size;
-  const char *a_data = g_bytes_get_data (a, &a_size);
-  const char *b_data = g_bytes_get_data (b, &b_size);
-
-  g_assert_cmpuint (a_size, ==, b_size);
-  g_assert_true (memcmp (a_data, b_data, a_size) == 0);
-}
-
-static void
 test_identical (gconstpointer data)
 {
   gboolean sealed = GPOINTER_TO_INT (data);
@@ -114,7 +102,7 @@ test_identical (gconstpointer data)
       gsize n_values;
       const double *values;
 
-      assert_same_bytes (parallel, serial);
+      test_assert_same_bytes (parallel, serial);
 
       set_threads (TRUE);
       back = serio_bundle_from_bytes (parallel, &error);

@@ -177,6 +177,15 @@ test_load_patterns (void)
   return patterns;
 }
 
+/* Asserts that two texts are the same, byte for byte. */
+void
+test_assert_same_bytes (GBytes *actual,
+                        GBytes *expected)
+{
+  g_assert_cmpmem (g_bytes_get_data (actual, NULL), g_bytes_get_size (actual),
+                   g_bytes_get_data (expected, NULL), g_bytes_get_size (expected));
+}
+
 /* memcmp() of the values with the expected patterns; on a mismatch, the
  * first differing value is reported with its index and both patterns. */
 void

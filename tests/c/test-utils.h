@@ -30,6 +30,8 @@ guint    test_iterations          (guint          normal);
 char    *test_data_filename       (const char    *basename);
 GArray  *test_load_patterns       (void);
 
+void     test_assert_same_bytes   (GBytes        *actual,
+                                   GBytes        *expected);
 void     test_assert_same_bits    (const double  *actual,
                                    const guint64 *expected,
                                    gsize          n_values);

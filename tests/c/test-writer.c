@@ -35,19 +35,6 @@ reference_sealed (GBytes *plain,
   return g_string_free_to_bytes (text);
 }
 
-static void
-assert_same_bytes (GBytes *actual,
-                   GBytes *expected)
-{
-  gsize actual_size, expected_size;
-  const char *a = g_bytes_get_data (actual, &actual_size);
-  const char *e = g_bytes_get_data (expected, &expected_size);
-
-  g_assert_cmpuint (actual_size, ==, expected_size);
-  if (actual_size > 0)
-    g_assert_true (memcmp (a, e, actual_size) == 0);
-}
-
 /* A name with the characters that are replaced, some UTF-8 and some
  * ASCII, or empty. */
 static char *
@@ -165,12 +152,12 @@ check_piecewise (const double *values,
   written = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (stream));
   plain = serio_bundle_to_bytes (bundle);
   expected = sealed ? reference_sealed (plain, n_arrays) : g_bytes_ref (plain);
-  assert_same_bytes (written, expected);
+  test_assert_same_bytes (written, expected);
   if (sealed)
     {
       g_autoptr(GBytes) from_bundle = serio_bundle_to_sealed_bytes (bundle);
 
-      assert_same_bytes (written, from_bundle);
+      test_assert_same_bytes (written, from_bundle);
     }
 
   /* And it reads back. */
@@ -243,7 +230,7 @@ test_empty (void)
   g_assert_true (serio_writer_close (writer, NULL, &error));
   g_assert_no_error (error);
   written = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (stream));
-  assert_same_bytes (written, expected);
+  test_assert_same_bytes (written, expected);
   g_assert_cmpuint (g_bytes_get_size (written), >, 40);
   g_assert_true (memcmp (g_bytes_get_data (written, NULL),
                          "v1|serio.sealed|1|1\nv1|serio.seal|3|1,", 38) == 0);
@@ -621,7 +608,7 @@ test_for_file (void)
     g_assert_no_error (error);
     written = g_file_load_bytes (file, NULL, NULL, &error);
     g_assert_no_error (error);
-    assert_same_bytes (written, expected);
+    test_assert_same_bytes (written, expected);
     g_assert_cmpint (g_stat (path, &st), ==, 0);
     g_assert_cmpint (st.st_mode & 0777, ==, 0640);
   }
@@ -636,7 +623,7 @@ test_for_file (void)
     g_assert_true (serio_writer_close (writer, NULL, &error));
     written = g_file_load_bytes (file, NULL, NULL, &error);
     g_assert_no_error (error);
-    assert_same_bytes (written, expected);
+    test_assert_same_bytes (written, expected);
   }
 
   /* a new file dropped unfinished is not created at all */
