@@ -26,9 +26,14 @@
  * peak RSS against the bounds (from_file: 8 bytes a value + 64 MiB;
  * save_to_file: 64 MiB above the bundle), every serio command's wall time
  * and peak RSS on the same file (and its time over that of serio check),
- * and NumPy's np.save/np.load of the same number of float64 values when
- * /usr/bin/python3 has NumPy.
+ * NumPy's np.save/np.load of the same number of float64 values when
+ * /usr/bin/python3 has NumPy, and the floor of a save: the time that
+ * write(2) and fsync take to put the bytes of its text into a file, with
+ * nothing formatted, which is what two threads of a save are compared
+ * against, since the kernel writes one file's bytes one call at a time.
  */
+
+#define _GNU_SOURCE   /* sync_file_range */
 
 #include "config.h"
 
@@ -56,6 +61,7 @@ typedef enum
   OP_FROM_BYTES,
   OP_TO_BYTES,
   OP_PARSE_BYTES,
+  OP_WRITE_FLOOR,
   N_OPS
 } Op;
 
@@ -68,6 +74,7 @@ static const char *op_names[N_OPS] = {
   "load+from_bytes",
   "to_bytes",
   "from_bytes",
+  "write(2)+fsync of its text",
 };
 
 typedef struct
@@ -185,6 +192,65 @@ load_file (const char  *path,
   return g_bytes_new_take (data, len);
 }
 
+/* What the kernel's side of a save of the file at @path costs: writes as
+ * many bytes as it has (its first MiB over and over, from the cache) with
+ * write(2) in pieces of 1 MiB into a new file beside it and starts writing
+ * each 8 MiB to the disk, as a save does, syncs and removes it. No save of
+ * that text can be faster. */
+static gboolean
+write_floor (const char  *path,
+             GError     **error)
+{
+  g_autofree char *floor_path = g_strconcat (path, ".floor", NULL);
+  g_autofree char *chunk = g_malloc (1024 * 1024);
+  GStatBuf st;
+  gsize chunk_len;
+  goffset left;
+#ifdef HAVE_SYNC_FILE_RANGE
+  goffset behind = 0;
+#endif
+  int in, out;
+  gboolean ok = TRUE;
+
+  if (g_stat (path, &st) != 0 || (in = g_open (path, O_RDONLY, 0)) < 0)
+    {
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno), "%s: %s", path, g_strerror (errno));
+      return FALSE;
+    }
+  chunk_len = MAX (read (in, chunk, 1024 * 1024), 0);
+  close (in);
+  out = g_open (floor_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (out < 0 || chunk_len == 0)
+    {
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: %s", floor_path, g_strerror (errno));
+      if (out >= 0)
+        close (out);
+      return FALSE;
+    }
+
+  for (left = st.st_size; left > 0 && ok; )
+    {
+      gssize written = write (out, chunk, MIN ((goffset) chunk_len, left));
+
+      ok = written > 0;
+      left -= MAX (written, 0);
+#ifdef HAVE_SYNC_FILE_RANGE
+      if (ok && (st.st_size - left) - behind >= 8 * 1024 * 1024)
+        {
+          sync_file_range (out, behind, (st.st_size - left) - behind, SYNC_FILE_RANGE_WRITE);
+          behind = st.st_size - left;
+        }
+#endif
+    }
+  ok = ok && fsync (out) == 0;
+  if (!ok)
+    g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno), "%s: %s", floor_path, g_strerror (errno));
+  close (out);
+  g_unlink (floor_path);
+
+  return ok;
+}
+
 /* Runs @op in the child; the file exists for the reading operations.
  * @threads, when not NULL, is the child's SERIO_THREADS. */
 G_GNUC_NORETURN static void
@@ -285,6 +351,10 @@ run_child (Op          op,
     case OP_TO_BYTES:
       text = serio_bundle_to_bytes (bundle);
       result.ok = g_bytes_get_size (text) > n;
+      break;
+
+    case OP_WRITE_FLOOR:
+      result.ok = write_floor (path, &error);
       break;
 
     case OP_PARSE_BYTES:
@@ -569,6 +639,7 @@ run_scale (char      **sizes,
   double first[G_N_ELEMENTS (ops)] = { 0 };
   int failures = 0;
   guint warmed = warm_memory ();
+  Result floor_result = { 0 }, save_one = { 0 }, save_many = { 0 };
 
   g_print ("# memory warmed first: %u GiB touched once; each figure the fastest of %u runs\n",
            warmed, MAX (repeat, 1));
@@ -600,6 +671,11 @@ run_scale (char      **sizes,
             }
           if (first[i] == 0)
             first[i] = one.wall_ns;
+          if (ops[i] == OP_SAVE_TO_FILE)
+            {
+              save_one = one;
+              save_many = many;
+            }
 
           if (ops[i] == OP_SAVE_TO_FILE)
             bound = g_strdup_printf ("above <= 64 MiB: %s",
@@ -616,6 +692,18 @@ run_scale (char      **sizes,
                    MAX (one.peak_kib - one.start_kib, many.peak_kib - many.start_kib) / 1024.0,
                    one.wall_ns / first[i], all, one.wall_ns / many.wall_ns,
                    bound != NULL ? ", " : "", bound != NULL ? bound : "");
+
+          /* The floor of a save: right after it, while its file is there. */
+          if (ops[i] == OP_SAVE_TO_FILE)
+            {
+              if (measure_best (OP_WRITE_FLOOR, n, path, NULL, repeat, &floor_result))
+                g_print ("  %-24s %11" G_GSIZE_FORMAT " %10.1f %10.1f %21s  a save's floor: "
+                         "save_to_file with 1 thread %.2fx it, with %s threads %.2fx\n",
+                         op_names[OP_WRITE_FLOOR], n, floor_result.wall_ns, floor_result.cpu_ns, "",
+                         save_one.wall_ns / floor_result.wall_ns, all, save_many.wall_ns / floor_result.wall_ns);
+              else
+                failures++;
+            }
         }
 
       measure_numpy (n, dir);

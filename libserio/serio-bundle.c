@@ -1064,7 +1064,11 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
  *
  * The text goes to a temporary file in the directory of @file, which is
  * synced to disk and then renamed over @file (or linked in, for a new
- * file), after which the directory is synced. If the save fails part-way
+ * file), after which the directory is synced. On Linux the kernel is asked
+ * to start writing every 8 MiB to the disk as soon as it is written
+ * (`sync_file_range()`), so that the disk works while the rest is
+ * formatted and the final sync does not wait for the whole file; an I/O
+ * error reported then fails the save like any other. If the save fails part-way
  * (the disk is full, the operation is cancelled) the temporary file is
  * removed and @file stays byte for byte as it was, or absent if it did not
  * exist; if the program is killed during the save, @file holds either the

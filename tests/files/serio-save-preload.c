@@ -25,6 +25,9 @@
  *                                  with ENOENT, as without /proc
  *   SERIO_PRELOAD_RENAME_ERRNO=E   rename, renameat and renameat2 fail with
  *                                  errno E
+ *   SERIO_PRELOAD_SYNC_RANGE_ERRNO=E  sync_file_range fails with errno E;
+ *                                  each call is logged, failing or not, as
+ *                                  "sync_file_range INODE OFFSET LENGTH FLAGS"
  *
  * The same technique as tests/i18n/serio-i18n-preload.c; both the plain and
  * the large-file (…64) names are defined, since the library is built with
@@ -224,6 +227,32 @@ int
 fdatasync (int fd)
 {
   return sync_call ("fdatasync", fd);
+}
+
+int
+sync_file_range (int          fd,
+                 off64_t      offset,
+                 off64_t      length,
+                 unsigned int flags)
+{
+  static int (*real_fn) (int, off64_t, off64_t, unsigned int);
+  int fail_errno = env_int ("SERIO_PRELOAD_SYNC_RANGE_ERRNO");
+  struct stat st;
+
+  if (real_fn == NULL)
+    real_fn = (int (*) (int, off64_t, off64_t, unsigned int)) real ("sync_file_range");
+
+  if (fstat (fd, &st) != 0)
+    st.st_ino = 0;
+  log_line ("sync_file_range %llu %lld %lld %u\n", (unsigned long long) st.st_ino,
+            (long long) offset, (long long) length, flags);
+  if (fail_errno != 0)
+    {
+      errno = fail_errno;
+      return -1;
+    }
+
+  return real_fn (fd, offset, length, flags);
 }
 
 int

@@ -52,10 +52,10 @@ static SerioBundle *
 make_bundle (guint which,
              guint scale)
 {
-  g_autoptr(GRand) rand = g_rand_new_with_seed (which == 0 ? 0x5e51 : 0xb0b);
+  g_autoptr(GRand) rand = g_rand_new_with_seed (which == 0 ? 0x5e51 : which == 1 ? 0xb0b : 0xb16);
   SerioBundle *bundle = serio_bundle_new ();
   guint n_arrays = which == 0 ? 2 : 3;
-  gsize n_values = (which == 0 ? 100000 : 70000) / scale;
+  gsize n_values = (which == 0 ? 100000 : which == 1 ? 70000 : 400000) / scale;
   g_autofree double *values = g_new (double, n_values);
 
   for (guint a = 0; a < n_arrays; a++)
@@ -382,18 +382,29 @@ run_child (const char * const *argv,
 /* Saves bundle @which (small) to @path in a child with @env; returns what
  * it printed: "saved" or "DOMAIN CODE MESSAGE". */
 static char *
-run_save (const char         *path,
-          guint               which,
-          const char * const *env)
+run_save_scaled (const char         *path,
+                 guint               which,
+                 guint               scale,
+                 const char * const *env)
 {
   g_autofree char *which_arg = g_strdup_printf ("%u", which);
-  const char *argv[] = { self_path, "--save", path, which_arg, "1000", NULL };
+  g_autofree char *scale_arg = g_strdup_printf ("%u", scale);
+  const char *argv[] = { self_path, "--save", path, which_arg, scale_arg, NULL };
   int killed_by, status;
   char *out = run_child (argv, env, 0, &killed_by, &status);
 
   g_assert_cmpint (killed_by, ==, 0);
   g_assert_cmpint (status, ==, 0);
   return g_strchomp (out);
+}
+
+/* Saves bundle @which, at scale 1000, to @path in a child with @env. */
+static char *
+run_save (const char         *path,
+          guint               which,
+          const char * const *env)
+{
+  return run_save_scaled (path, which, 1000, env);
 }
 
 static gboolean
@@ -1350,15 +1361,17 @@ test_sync_before_rename (void)
       }
 }
 
-/* Saves bundle 1 over bundle 0 (if @existing) or to a new path, with the
- * fault of @fault_env, through an unnamed or a named temporary file, and
- * checks that it fails with @code naming the target and changes nothing.
- * Returns FALSE if the mode is not supported here. */
+/* Saves bundle @which at @scale over bundle 0 (if @existing) or to a new
+ * path, with the fault of @fault_env, through an unnamed or a named
+ * temporary file, and checks that it fails with @code naming the target
+ * and changes nothing. Returns FALSE if the mode is not supported here. */
 static gboolean
-check_fault (const char *fault_env,
-             gboolean    unnamed,
-             gboolean    existing,
-             int         code)
+check_fault_of (const char *fault_env,
+                gboolean    unnamed,
+                gboolean    existing,
+                int         code,
+                guint       which,
+                guint       scale)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
@@ -1375,7 +1388,7 @@ check_fault (const char *fault_env,
   if (existing)
     save (old, tmp.file);
 
-  out = run_save (tmp.path, 1, env);
+  out = run_save_scaled (tmp.path, which, scale, env);
   assert_save_error (out, code, tmp.path);
 
   if (existing)
@@ -1391,6 +1404,16 @@ check_fault (const char *fault_env,
   return TRUE;
 }
 
+/* check_fault_of() with bundle 1 at scale 1000 as the new bundle. */
+static gboolean
+check_fault (const char *fault_env,
+             gboolean    unnamed,
+             gboolean    existing,
+             int         code)
+{
+  return check_fault_of (fault_env, unnamed, existing, code, 1, 1000);
+}
+
 static void
 test_fault_fsync (void)
 {
@@ -1403,6 +1426,147 @@ test_fault_fsync (void)
   for (int unnamed = 1; unnamed >= 0; unnamed--)
     for (int existing = 0; existing <= 1; existing++)
       check_fault ("SERIO_PRELOAD_FSYNC_ERRNO=5", unnamed, existing, g_io_error_from_errno (EIO));
+}
+
+/* The text of bundle 2 at scale 1: about 26 MB, more than three pieces
+ * of the save's write-behind (8 MiB). */
+#define BIG_BUNDLE 2
+#define WRITE_BEHIND (8 * 1024 * 1024)
+
+/* The log lines "sync_file_range INODE OFFSET LENGTH FLAGS" about @ino,
+ * in @lines, each checked to follow the one before it; returns how many
+ * there are and sets *@end to where the last one ends and *@last_at to
+ * its index in @lines (-1 when there is none). */
+static guint
+check_sync_ranges (char    **lines,
+                   guint64   ino,
+                   guint64  *end,
+                   int      *last_at)
+{
+  guint n = 0;
+
+  *end = 0;
+  *last_at = -1;
+  for (int i = 0; lines[i] != NULL; i++)
+    {
+      guint64 line_ino, offset, length;
+      guint flags;
+
+      if (sscanf (lines[i], "sync_file_range %" G_GUINT64_FORMAT " %" G_GUINT64_FORMAT
+                  " %" G_GUINT64_FORMAT " %u", &line_ino, &offset, &length, &flags) != 4 ||
+          line_ino != ino)
+        continue;
+
+      /* Each piece starts where the one before ended, holds at least
+       * WRITE_BEHIND bytes and at most one more write (1 MiB), and is
+       * only started, not waited for. */
+      g_assert_cmpuint (offset, ==, *end);
+      g_assert_cmpuint (length, >=, WRITE_BEHIND);
+      g_assert_cmpuint (length, <=, WRITE_BEHIND + 1024 * 1024);
+      g_assert_cmpuint (flags, ==, SYNC_FILE_RANGE_WRITE);
+      *end = offset + length;
+      *last_at = i;
+      n++;
+    }
+
+  return n;
+}
+
+static void
+test_write_behind (void)
+{
+  g_autoptr(SerioBundle) big = make_bundle (BIG_BUNDLE, 1);
+  g_autoptr(GBytes) big_text = serio_bundle_to_sealed_bytes (big);
+  gsize text_len = g_bytes_get_size (big_text);
+
+  g_test_summary ("A save of more than 8 MiB asks the kernel to start writing each "
+                  "8 MiB to the disk as it goes, from the start of the temporary file "
+                  "on and before its fsync, and the file saved is the bundle's text; a "
+                  "file system without sync_file_range (EINVAL) saves all the same.");
+
+  if (!need_preload ())
+    return;
+
+  for (int unnamed = 1; unnamed >= 0; unnamed--)
+    for (int unsupported = 0; unsupported <= 1; unsupported++)
+      {
+        g_autofree char *log_path = NULL;
+        g_autofree char *log_env = NULL;
+        g_autofree char *log = NULL;
+        g_autofree char *out = NULL;
+        g_auto(GStrv) lines = NULL;
+        const char *env[] = { NULL, unsupported ? "SERIO_PRELOAD_SYNC_RANGE_ERRNO=22" : NULL,
+                              NULL, NULL };
+        guint64 placed, end;
+        int last_at, synced_at = -1;
+        guint n;
+        TempDir tmp;
+
+        env[unsupported ? 2 : 1] = unnamed ? NULL : "SERIO_PRELOAD_NO_TMPFILE=1";
+        temp_dir_init (&tmp);
+        if (skip_mode (&tmp, unnamed))
+          {
+            temp_dir_clear (&tmp);
+            continue;
+          }
+
+        log_path = g_build_filename (g_get_tmp_dir (), "serio-save-log-XXXXXX", NULL);
+        g_close (g_mkstemp (log_path), NULL);
+        log_env = g_strconcat ("SERIO_PRELOAD_LOG=", log_path, NULL);
+        env[0] = log_env;
+
+        out = run_save_scaled (tmp.path, BIG_BUNDLE, 1, env);
+        g_assert_cmpstr (out, ==, "saved");
+        assert_file_is (&tmp, big_text);
+        g_file_get_contents (log_path, &log, NULL, NULL);
+        g_assert_no_errno (g_unlink (log_path));
+        g_test_message ("%s temporary file%s:\n%s", unnamed ? "unnamed" : "named",
+                        unsupported ? ", no sync_file_range" : "", log);
+
+        placed = stat_of (tmp.path).st_ino;
+        lines = g_strsplit (log, "\n", -1);
+        for (int i = 0; lines[i] != NULL; i++)
+          {
+            guint64 ino;
+
+            if ((sscanf (lines[i], "fsync file %" G_GUINT64_FORMAT, &ino) == 1 ||
+                 sscanf (lines[i], "fdatasync file %" G_GUINT64_FORMAT, &ino) == 1) &&
+                ino == placed && synced_at < 0)
+              synced_at = i;
+          }
+
+        n = check_sync_ranges (lines, placed, &end, &last_at);
+        g_assert_cmpint (synced_at, >, last_at);
+        if (unsupported)
+          {
+            /* Tried once, then not again. */
+            g_assert_cmpuint (n, ==, 1);
+          }
+        else
+          {
+            g_assert_cmpuint (n, ==, text_len / WRITE_BEHIND);
+            g_assert_cmpuint (end, <=, text_len);
+            g_assert_cmpuint (text_len - end, <, WRITE_BEHIND + 1024 * 1024);
+          }
+
+        temp_dir_clear (&tmp);
+      }
+}
+
+static void
+test_fault_write_behind (void)
+{
+  g_test_summary ("A save whose write-behind fails with an I/O error reports the "
+                  "error, naming the target, and leaves the old file (or no file) "
+                  "and no temporary file.");
+
+  if (!need_preload ())
+    return;
+
+  for (int unnamed = 1; unnamed >= 0; unnamed--)
+    for (int existing = 0; existing <= 1; existing++)
+      check_fault_of ("SERIO_PRELOAD_SYNC_RANGE_ERRNO=5", unnamed, existing,
+                      g_io_error_from_errno (EIO), BIG_BUNDLE, 1);
 }
 
 static void
@@ -1906,7 +2070,9 @@ main (int   argc,
   g_test_add_func ("/files/links/symlink", test_symlink);
   g_test_add_func ("/files/links/hard-link", test_hard_link);
   g_test_add_func ("/files/sync/before-rename", test_sync_before_rename);
+  g_test_add_func ("/files/sync/write-behind", test_write_behind);
   g_test_add_func ("/files/faults/fsync", test_fault_fsync);
+  g_test_add_func ("/files/faults/write-behind", test_fault_write_behind);
   g_test_add_func ("/files/faults/rename", test_fault_rename);
   g_test_add_func ("/files/faults/link", test_fault_link);
   g_test_add_func ("/files/faults/temp-name-collision", test_temp_name_collision);
