@@ -1068,13 +1068,14 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
  * to start writing every 8 MiB to the disk as soon as it is written
  * (`sync_file_range()`), so that the disk works while the rest is
  * formatted and the final sync does not wait for the whole file; an I/O
- * error reported then fails the save like any other. If the save fails part-way
- * (the disk is full, the operation is cancelled) the temporary file is
- * removed and @file stays byte for byte as it was, or absent if it did not
- * exist; if the program is killed during the save, @file holds either the
- * old or the new bundle, never a mixture or a part. The function returns
- * %TRUE exactly when the new bundle is in place: a cancel that arrives
- * after that is not reported.
+ * error reported then fails the save like any other.
+ *
+ * If the save fails part-way (the disk is full, the operation is
+ * cancelled) the temporary file is removed and @file stays byte for byte
+ * as it was, or absent if it did not exist; if the program is killed
+ * during the save, @file holds either the old or the new bundle, never a
+ * mixture or a part. The function returns %TRUE exactly when the new
+ * bundle is in place: a cancel that arrives after that is not reported.
  *
  * Saving over a regular file keeps its permissions, and its owner and
  * group where the process may set them (extended attributes and ACLs are
