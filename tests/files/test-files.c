@@ -46,8 +46,9 @@ scale_down (guint factor)
   return g_getenv ("SERIO_TEST_SLOW_TOOL") != NULL ? 10 * factor : factor;
 }
 
-/* Bundle 0 or 1: two distinct bundles of random bit patterns, a few MB of
- * text each at @scale 1, the same in every process. */
+/* Bundle 0, 1 or 2: distinct bundles of random bit patterns, the same in
+ * every process; at @scale 1, a few MB of text each for 0 and 1, about
+ * 26 MB for 2. */
 static SerioBundle *
 make_bundle (guint which,
              guint scale)
@@ -379,8 +380,8 @@ run_child (const char * const *argv,
   return out;
 }
 
-/* Saves bundle @which (small) to @path in a child with @env; returns what
- * it printed: "saved" or "DOMAIN CODE MESSAGE". */
+/* Saves bundle @which at @scale to @path in a child with @env; returns
+ * what it printed: "saved" or "DOMAIN CODE MESSAGE". */
 static char *
 run_save_scaled (const char         *path,
                  guint               which,
@@ -1495,14 +1496,17 @@ test_write_behind (void)
         g_autofree char *log = NULL;
         g_autofree char *out = NULL;
         g_auto(GStrv) lines = NULL;
-        const char *env[] = { NULL, unsupported ? "SERIO_PRELOAD_SYNC_RANGE_ERRNO=22" : NULL,
-                              NULL, NULL };
+        const char *env[4] = { NULL, NULL, NULL, NULL };
+        guint n_env = 1;   /* env[0] is the log, below */
         guint64 placed, end;
         int last_at, synced_at = -1;
         guint n;
         TempDir tmp;
 
-        env[unsupported ? 2 : 1] = unnamed ? NULL : "SERIO_PRELOAD_NO_TMPFILE=1";
+        if (unsupported)
+          env[n_env++] = "SERIO_PRELOAD_SYNC_RANGE_ERRNO=22";
+        if (!unnamed)
+          env[n_env++] = "SERIO_PRELOAD_NO_TMPFILE=1";
         temp_dir_init (&tmp);
         if (skip_mode (&tmp, unnamed))
           {
@@ -1544,9 +1548,11 @@ test_write_behind (void)
           }
         else
           {
-            g_assert_cmpuint (n, ==, text_len / WRITE_BEHIND);
+            /* Every time 8 MiB more were written: what is left at the end
+             * is less, and the fsync writes it. */
+            g_assert_cmpuint (n, >=, 2);
             g_assert_cmpuint (end, <=, text_len);
-            g_assert_cmpuint (text_len - end, <, WRITE_BEHIND + 1024 * 1024);
+            g_assert_cmpuint (text_len - end, <, WRITE_BEHIND);
           }
 
         temp_dir_clear (&tmp);
