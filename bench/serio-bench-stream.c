@@ -219,12 +219,15 @@ write_floor (const char  *path,
     }
   chunk_len = MAX (read (in, chunk, 1024 * 1024), 0);
   close (in);
-  out = g_open (floor_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  if (out < 0 || chunk_len == 0)
+  if (chunk_len == 0)
     {
-      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: %s", floor_path, g_strerror (errno));
-      if (out >= 0)
-        close (out);
+      g_set_error (error, G_FILE_ERROR, G_FILE_ERROR_FAILED, "%s: nothing to read", path);
+      return FALSE;
+    }
+  out = g_open (floor_path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  if (out < 0)
+    {
+      g_set_error (error, G_FILE_ERROR, g_file_error_from_errno (errno), "%s: %s", floor_path, g_strerror (errno));
       return FALSE;
     }
 
@@ -671,16 +674,15 @@ run_scale (char      **sizes,
             }
           if (first[i] == 0)
             first[i] = one.wall_ns;
+
           if (ops[i] == OP_SAVE_TO_FILE)
             {
               save_one = one;
               save_many = many;
+              bound = g_strdup_printf ("above <= 64 MiB: %s",
+                                       one.peak_kib - one.start_kib <= 64 * 1024 &&
+                                       many.peak_kib - many.start_kib <= 64 * 1024 ? "yes" : "NO");
             }
-
-          if (ops[i] == OP_SAVE_TO_FILE)
-            bound = g_strdup_printf ("above <= 64 MiB: %s",
-                                     one.peak_kib - one.start_kib <= 64 * 1024 &&
-                                     many.peak_kib - many.start_kib <= 64 * 1024 ? "yes" : "NO");
           else if (ops[i] == OP_FROM_FILE)
             bound = g_strdup_printf ("peak <= 8 B/value + 64 MiB: %s",
                                      MAX (one.peak_kib, many.peak_kib) <= (long) (n * 8 / 1024) + 64 * 1024 ?
