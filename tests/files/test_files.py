@@ -194,9 +194,16 @@ class KillTest(TempDirTestCase):
         self.assertGreaterEqual(outcomes['old'] + outcomes['new'], 1)
         # With unnamed temporary files, only a kill between the link under a
         # temporary name and the rename over the target (two system calls,
-        # a few microseconds of a save of many milliseconds) leaves one.
+        # a few microseconds of a save of many milliseconds) leaves one, and
+        # it is then complete. A loaded machine can stretch that window, so
+        # the count is bounded loosely and the contents exactly, as in
+        # test-files.c.
         if tmpfile_supported(self.dir):
-            self.assertLessEqual(len(self.temp_files()), 1)
+            left = self.temp_files()
+            self.assertLessEqual(len(left), N_KILLS // 10)
+            for name in left:
+                with open(os.path.join(self.dir, name), 'rb') as f:
+                    self.assertIn(f.read(), texts, '%s is not a whole text' % name)
 
 
 class NoSpaceTest(TempDirTestCase):
