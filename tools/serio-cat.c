@@ -544,7 +544,7 @@ cat_names_from_stream (Cat         *cat,
           else if (base == NULL || !g_str_equal (names[k], base))
             continue;
 
-          spools->pdata[k] = serio_tool_spool_new ();
+          spools->pdata[k] = serio_tool_spool_new ("serio-cat-XXXXXX");
           g_ptr_array_add (cat->spools, spools->pdata[k]);
         }
 

@@ -301,7 +301,7 @@ describe_file (const char      *path,
                gboolean        *first)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(SerioToolSpool) arrays = serio_tool_spool_new ();
+  g_autoptr(SerioToolSpool) arrays = serio_tool_spool_new ("serio-info-XXXXXX");
   g_autoptr(SerioReader) reader = serio_tool_open_reader (path, SERIO_TOOL_INPUT_CHECKSUM, &error);
   guint n_arrays = 0;
   guint32 checksum;
@@ -362,7 +362,7 @@ int
 serio_tool_info (int    argc,
                  char **argv)
 {
-  g_autoptr(SerioToolSpool) json = serio_tool_spool_new ();
+  g_autoptr(SerioToolSpool) json = serio_tool_spool_new ("serio-info-XXXXXX");
   g_autofree double *values = NULL;
   int status = SERIO_TOOL_EXIT_OK;
   gboolean first = TRUE;

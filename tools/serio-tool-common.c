@@ -610,7 +610,7 @@ struct _SerioToolSpool
 {
   GString *memory;        /* the bytes after those of the file */
   gsize    memory_limit;
-  char    *tmp_template;  /* for g_file_open_tmp(), or NULL for tmpfile() */
+  char    *tmp_template;  /* for g_file_open_tmp() */
   FILE    *file;          /* NULL until the memory first filled up */
   guint64  file_size;
 };
@@ -625,13 +625,13 @@ set_errno_error (GError **error,
 /*
  * serio_tool_spool_new_full:
  * @memory_limit: how many bytes the spool keeps in memory
- * @tmp_template: (nullable): the name of the temporary file, as for
- *   g_file_open_tmp(), which names what it is for in the message of an
- *   error making it (“serio-diff-XXXXXX”); %NULL for one made by tmpfile(),
- *   whose errors only say what went wrong
+ * @tmp_template: the name of the temporary file, as for g_file_open_tmp(),
+ *   which names what it is for in the message of an error making it
+ *   (“serio-diff-XXXXXX”)
  *
- * Makes an empty spool. Its temporary file is unlinked as soon as it is
- * made, and so goes away with the spool, or with the program.
+ * Makes an empty spool. Its temporary file goes where g_get_tmp_dir()
+ * says ($TMPDIR, or /tmp), and is unlinked as soon as it is made, and so
+ * goes away with the spool, or with the program.
  */
 SerioToolSpool *
 serio_tool_spool_new_full (gsize       memory_limit,
@@ -639,6 +639,7 @@ serio_tool_spool_new_full (gsize       memory_limit,
 {
   SerioToolSpool *spool = g_new0 (SerioToolSpool, 1);
 
+  g_assert (tmp_template != NULL);
   spool->memory = g_string_new (NULL);
   spool->memory_limit = memory_limit;
   spool->tmp_template = g_strdup (tmp_template);
@@ -647,9 +648,9 @@ serio_tool_spool_new_full (gsize       memory_limit,
 
 /* A spool that keeps 256 KiB in memory. */
 SerioToolSpool *
-serio_tool_spool_new (void)
+serio_tool_spool_new (const char *tmp_template)
 {
-  return serio_tool_spool_new_full (SPOOL_MEMORY, NULL);
+  return serio_tool_spool_new_full (SPOOL_MEMORY, tmp_template);
 }
 
 void
@@ -687,17 +688,6 @@ open_file (SerioToolSpool  *spool,
   g_autoptr(GError) local_error = NULL;
   g_autofree char *name = NULL;
   int fd;
-
-  if (spool->tmp_template == NULL)
-    {
-      spool->file = tmpfile ();
-      if (spool->file == NULL)
-        {
-          set_errno_error (error, errno);
-          return FALSE;
-        }
-      return TRUE;
-    }
 
   fd = g_file_open_tmp (spool->tmp_template, &name, &local_error);
   if (fd < 0)

@@ -96,7 +96,7 @@ typedef gboolean (*SerioToolSpoolFunc)      (const char          *data,
                                              gpointer             user_data,
                                              GError             **error);
 
-SerioToolSpool *serio_tool_spool_new        (void);
+SerioToolSpool *serio_tool_spool_new        (const char          *tmp_template);
 SerioToolSpool *serio_tool_spool_new_full   (gsize                memory_limit,
                                              const char          *tmp_template);
 void         serio_tool_spool_free          (SerioToolSpool      *spool);

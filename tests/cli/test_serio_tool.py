@@ -319,10 +319,12 @@ class ToolTestCase(unittest.TestCase):
         env['LC_ALL'] = lang
         return env
 
-    def run_tool(self, *args, stdin=b'', lang='C.UTF-8', status=None):
+    def run_tool(self, *args, stdin=b'', lang='C.UTF-8', status=None, env=None):
+        full_env = self.env(lang)
+        full_env.update(env or {})
         proc = subprocess.run([SERIO] + [os.fsencode(a) for a in args], input=stdin,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              cwd=self.dir, env=self.env(lang), timeout=120)
+                              cwd=self.dir, env=full_env, timeout=120)
         if status is not None:
             self.assertEqual(proc.returncode, status,
                              'serio %r: exit %d, stdout %r, stderr %r' % (
@@ -2001,6 +2003,27 @@ class StreamTests(ToolTestCase):
                     self.assertEqual(self.stderr_lines(proc),
                                      ['serio cat: %s: no array is called “%s”' % (source, n)
                                       for n in missing])
+
+    def test_spools_go_to_tmpdir(self):
+        # What cat and info keep before they can print it goes to a
+        # temporary file in $TMPDIR once it outgrows memory: with a TMPDIR
+        # that does not exist they fail, print nothing and name the file;
+        # with one that does, they leave nothing in it.
+        out_of_order = serio_text([('big', [float(i * 7 + 1) for i in range(100000)]), ('a', [1.0])])
+        self.write('many.serio', serio_text([('array %d' % i, [float(i)]) for i in range(20000)]))
+        missing = os.path.join(self.dir, 'missing')
+        spools = os.path.join(self.dir, 'spools')
+        os.mkdir(spools)
+        for command, args, stdin in (('cat', ['-n', 'a', '-n', 'big', '-'], out_of_order),
+                                     ('info', ['many.serio'], b'')):
+            with self.subTest(command=command):
+                proc = self.run_tool(command, *args, stdin=stdin, env={'TMPDIR': missing}, status=2)
+                self.assertEqual(proc.stdout, b'')
+                self.assertRegex(proc.stderr.decode(), r'^serio %s: .*“%s/serio-%s-\w{6}”'
+                                 % (command, re.escape(missing), command))
+                proc = self.run_tool(command, *args, stdin=stdin, env={'TMPDIR': spools}, status=0)
+                self.assertGreater(len(proc.stdout), 256 * 1024)
+                self.assertEqual(os.listdir(spools), [])
 
     def test_cat_skips_other_arrays_unparsed(self):
         # With --name, a damaged value in an array not asked for goes
