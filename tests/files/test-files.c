@@ -1274,6 +1274,54 @@ skip_mode (TempDir  *tmp,
   return FALSE;
 }
 
+/* Saves bundle @which at @scale to @path in a child with @env, whose
+ * first entry (left NULL) is set to the preload's log; asserts that it
+ * saved, shows the log under @what and returns it. */
+static char *
+run_logged_save (const char  *path,
+                 guint        which,
+                 guint        scale,
+                 const char **env,
+                 const char  *what)
+{
+  g_autofree char *log_path = g_build_filename (g_get_tmp_dir (), "serio-save-log-XXXXXX", NULL);
+  g_autofree char *log_env = NULL;
+  g_autofree char *out = NULL;
+  char *log = NULL;
+
+  g_close (g_mkstemp (log_path), NULL);
+  log_env = g_strconcat ("SERIO_PRELOAD_LOG=", log_path, NULL);
+  env[0] = log_env;
+
+  out = run_save_scaled (path, which, scale, env);
+  env[0] = NULL;
+  g_assert_cmpstr (out, ==, "saved");
+  g_file_get_contents (log_path, &log, NULL, NULL);
+  g_assert_no_errno (g_unlink (log_path));
+  g_test_message ("%s:\n%s", what, log);
+
+  return log;
+}
+
+/* The index in @lines of the first fsync (or fdatasync) of the file
+ * @ino, or -1. */
+static int
+first_file_sync (char    **lines,
+                 guint64   ino)
+{
+  for (int i = 0; lines[i] != NULL; i++)
+    {
+      guint64 line_ino;
+
+      if ((sscanf (lines[i], "fsync file %" G_GUINT64_FORMAT, &line_ino) == 1 ||
+           sscanf (lines[i], "fdatasync file %" G_GUINT64_FORMAT, &line_ino) == 1) &&
+          line_ino == ino)
+        return i;
+    }
+
+  return -1;
+}
+
 static void
 test_sync_before_rename (void)
 {
@@ -1289,14 +1337,14 @@ test_sync_before_rename (void)
   for (int unnamed = 1; unnamed >= 0; unnamed--)
     for (int existing = 0; existing <= 1; existing++)
       {
-        g_autofree char *log_path = NULL;
-        g_autofree char *log_env = NULL;
+        g_autofree char *what = g_strdup_printf ("%s temporary file, %s target",
+                                                 unnamed ? "unnamed" : "named",
+                                                 existing ? "existing" : "new");
         g_autofree char *log = NULL;
-        g_autofree char *out = NULL;
         g_auto(GStrv) lines = NULL;
         const char *env[] = { NULL, unnamed ? NULL : "SERIO_PRELOAD_NO_TMPFILE=1", NULL };
         guint64 placed, dir_ino;
-        int synced_at = -1, named_at = -1, in_place_at = -1, dir_synced_at = -1;
+        int synced_at, named_at = -1, in_place_at = -1, dir_synced_at = -1;
         TempDir tmp;
 
         temp_dir_init (&tmp);
@@ -1308,31 +1356,17 @@ test_sync_before_rename (void)
         if (existing)
           save (old, tmp.file);
 
-        log_path = g_build_filename (g_get_tmp_dir (), "serio-save-log-XXXXXX", NULL);
-        g_close (g_mkstemp (log_path), NULL);
-        log_env = g_strconcat ("SERIO_PRELOAD_LOG=", log_path, NULL);
-        env[0] = log_env;
-
-        out = run_save (tmp.path, 1, env);
-        g_assert_cmpstr (out, ==, "saved");
-        g_file_get_contents (log_path, &log, NULL, NULL);
-        g_assert_no_errno (g_unlink (log_path));
-        g_test_message ("%s temporary file, %s target:\n%s", unnamed ? "unnamed" : "named",
-                        existing ? "existing" : "new", log);
-
+        log = run_logged_save (tmp.path, 1, 1000, env, what);
+        lines = g_strsplit (log, "\n", -1);
         placed = stat_of (tmp.path).st_ino;
         dir_ino = stat_of (tmp.dir).st_ino;
-        lines = g_strsplit (log, "\n", -1);
+        synced_at = first_file_sync (lines, placed);
         for (int i = 0; lines[i] != NULL; i++)
           {
             guint64 ino;
             char name[256], name2[256];
 
-            if ((sscanf (lines[i], "fsync file %" G_GUINT64_FORMAT, &ino) == 1 ||
-                 sscanf (lines[i], "fdatasync file %" G_GUINT64_FORMAT, &ino) == 1) &&
-                ino == placed && synced_at < 0)
-              synced_at = i;
-            else if (sscanf (lines[i], "link %" G_GUINT64_FORMAT " %255s", &ino, name) == 2 &&
+            if (sscanf (lines[i], "link %" G_GUINT64_FORMAT " %255s", &ino, name) == 2 &&
                      ino == placed)
               {
                 if (named_at < 0)
@@ -1491,15 +1525,15 @@ test_write_behind (void)
   for (int unnamed = 1; unnamed >= 0; unnamed--)
     for (int unsupported = 0; unsupported <= 1; unsupported++)
       {
-        g_autofree char *log_path = NULL;
-        g_autofree char *log_env = NULL;
+        g_autofree char *what = g_strdup_printf ("%s temporary file%s",
+                                                 unnamed ? "unnamed" : "named",
+                                                 unsupported ? ", no sync_file_range" : "");
         g_autofree char *log = NULL;
-        g_autofree char *out = NULL;
         g_auto(GStrv) lines = NULL;
         const char *env[4] = { NULL, NULL, NULL, NULL };
-        guint n_env = 1;   /* env[0] is the log, below */
+        guint n_env = 1;   /* env[0] is the log */
         guint64 placed, end;
-        int last_at, synced_at = -1;
+        int last_at;
         guint n;
         TempDir tmp;
 
@@ -1514,33 +1548,12 @@ test_write_behind (void)
             continue;
           }
 
-        log_path = g_build_filename (g_get_tmp_dir (), "serio-save-log-XXXXXX", NULL);
-        g_close (g_mkstemp (log_path), NULL);
-        log_env = g_strconcat ("SERIO_PRELOAD_LOG=", log_path, NULL);
-        env[0] = log_env;
-
-        out = run_save_scaled (tmp.path, BIG_BUNDLE, 1, env);
-        g_assert_cmpstr (out, ==, "saved");
-        assert_file_is (&tmp, big_text);
-        g_file_get_contents (log_path, &log, NULL, NULL);
-        g_assert_no_errno (g_unlink (log_path));
-        g_test_message ("%s temporary file%s:\n%s", unnamed ? "unnamed" : "named",
-                        unsupported ? ", no sync_file_range" : "", log);
-
-        placed = stat_of (tmp.path).st_ino;
+        log = run_logged_save (tmp.path, BIG_BUNDLE, 1, env, what);
         lines = g_strsplit (log, "\n", -1);
-        for (int i = 0; lines[i] != NULL; i++)
-          {
-            guint64 ino;
-
-            if ((sscanf (lines[i], "fsync file %" G_GUINT64_FORMAT, &ino) == 1 ||
-                 sscanf (lines[i], "fdatasync file %" G_GUINT64_FORMAT, &ino) == 1) &&
-                ino == placed && synced_at < 0)
-              synced_at = i;
-          }
-
+        assert_file_is (&tmp, big_text);
+        placed = stat_of (tmp.path).st_ino;
         n = check_sync_ranges (lines, placed, &end, &last_at);
-        g_assert_cmpint (synced_at, >, last_at);
+        g_assert_cmpint (first_file_sync (lines, placed), >, last_at);
         if (unsupported)
           {
             /* Tried once, then not again. */
@@ -1632,11 +1645,8 @@ test_link_without_proc (void)
 
   for (int existing = 0; existing <= 1; existing++)
     {
-      g_autofree char *log_path = g_build_filename (g_get_tmp_dir (), "serio-save-log-XXXXXX", NULL);
-      g_autofree char *log_env = NULL;
       g_autofree char *log = NULL;
-      g_autofree char *out = NULL;
-      const char *env[] = { "SERIO_PRELOAD_NO_PROC_LINK=1", NULL, NULL };
+      const char *env[] = { NULL, "SERIO_PRELOAD_NO_PROC_LINK=1", NULL };
       TempDir tmp;
 
       temp_dir_init (&tmp);
@@ -1649,15 +1659,7 @@ test_link_without_proc (void)
       if (existing)
         save (old, tmp.file);
 
-      g_close (g_mkstemp (log_path), NULL);
-      log_env = g_strconcat ("SERIO_PRELOAD_LOG=", log_path, NULL);
-      env[1] = log_env;
-      out = run_save (tmp.path, 1, env);
-      g_file_get_contents (log_path, &log, NULL, NULL);
-      g_assert_no_errno (g_unlink (log_path));
-      g_test_message ("%s target:\n%s", existing ? "existing" : "new", log);
-
-      g_assert_cmpstr (out, ==, "saved");
+      log = run_logged_save (tmp.path, 1, 1000, env, existing ? "existing target" : "new target");
       assert_file_is (&tmp, new_text);
       g_assert_nonnull (strstr (log, " empty-path\n"));
 
@@ -1695,11 +1697,8 @@ test_temp_name_collision (void)
   for (int unnamed = 1; unnamed >= 0; unnamed--)
     for (int existing = 0; existing <= 1; existing++)
       {
-        g_autofree char *log_path = g_build_filename (g_get_tmp_dir (), "serio-save-log-XXXXXX", NULL);
-        g_autofree char *log_env = NULL;
         g_autofree char *log = NULL;
-        g_autofree char *out = NULL;
-        const char *env[] = { "SERIO_PRELOAD_COLLISIONS=3", NULL,
+        const char *env[] = { NULL, "SERIO_PRELOAD_COLLISIONS=3",
                               unnamed ? NULL : "SERIO_PRELOAD_NO_TMPFILE=1", NULL };
         TempDir tmp;
 
@@ -1712,14 +1711,7 @@ test_temp_name_collision (void)
         if (existing)
           save (old, tmp.file);
 
-        g_close (g_mkstemp (log_path), NULL);
-        log_env = g_strconcat ("SERIO_PRELOAD_LOG=", log_path, NULL);
-        env[1] = log_env;
-        out = run_save (tmp.path, 1, env);
-        g_file_get_contents (log_path, &log, NULL, NULL);
-        g_assert_no_errno (g_unlink (log_path));
-
-        g_assert_cmpstr (out, ==, "saved");
+        log = run_logged_save (tmp.path, 1, 1000, env, unnamed ? "unnamed temporary file" : "named temporary file");
         assert_file_is (&tmp, new_text);
         /* An unnamed file is linked in at a new target's own name. */
         g_assert_cmpuint (count_lines_starting (log, "collision .serio-save-"), ==,
