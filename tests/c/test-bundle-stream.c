@@ -222,16 +222,6 @@ test_from_file (void)
 }
 
 static void
-store_result (GObject      *source,
-              GAsyncResult *result,
-              gpointer      user_data)
-{
-  GAsyncResult **out = user_data;
-
-  *out = g_object_ref (result);
-}
-
-static void
 test_async (void)
 {
   g_autoptr(SerioBundle) bundle = mixed_bundle (FALSE);
@@ -242,7 +232,7 @@ test_async (void)
   g_autoptr(GBytes) expected = serio_bundle_to_sealed_bytes (bundle);
 
   serio_bundle_write_to_stream_async (bundle, out, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT,
-                                      NULL, store_result, &result);
+                                      NULL, test_store_result, &result);
   /* appended after the call: not part of the text */
   serio_bundle_append (bundle, "later", NULL, 0);
   while (result == NULL)
@@ -260,7 +250,7 @@ test_async (void)
     g_autoptr(SerioBundle) back = NULL;
     g_autoptr(SerioBundle) before = serio_bundle_from_bytes (expected, NULL);
 
-    serio_bundle_new_from_stream_async (in, G_PRIORITY_DEFAULT, NULL, store_result, &result);
+    serio_bundle_new_from_stream_async (in, G_PRIORITY_DEFAULT, NULL, test_store_result, &result);
     while (result == NULL)
       g_main_context_iteration (NULL, TRUE);
     back = serio_bundle_new_from_stream_finish (result, &error);
@@ -275,7 +265,7 @@ test_async (void)
     g_autoptr(GInputStream) in = g_memory_input_stream_new_from_data (bad, strlen (bad), NULL);
     g_autoptr(SerioBundle) back = NULL;
 
-    serio_bundle_new_from_stream_async (in, G_PRIORITY_DEFAULT, NULL, store_result, &result);
+    serio_bundle_new_from_stream_async (in, G_PRIORITY_DEFAULT, NULL, test_store_result, &result);
     while (result == NULL)
       g_main_context_iteration (NULL, TRUE);
     back = serio_bundle_new_from_stream_finish (result, &error);

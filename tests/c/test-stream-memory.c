@@ -35,19 +35,6 @@ reset_peak (void)
   return fclose (clear_refs) == 0 && ok;
 }
 
-static long
-status_kib (const char *field)
-{
-  g_autofree char *status = NULL;
-  const char *at;
-
-  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL) ||
-      (at = strstr (status, field)) == NULL)
-    return -1;
-
-  return strtol (at + strlen (field), NULL, 10);
-}
-
 static void
 test_memory (void)
 {
@@ -65,7 +52,7 @@ test_memory (void)
       g_test_skip ("memory figures mean nothing under a slow tool");
       return;
     }
-  if (!reset_peak () || status_kib ("VmHWM:") < 0)
+  if (!reset_peak () || test_status_kib ("VmHWM:") < 0)
     {
       g_test_skip ("no /proc/self/clear_refs to reset the peak resident set");
       return;
@@ -86,11 +73,11 @@ test_memory (void)
     g_assert_no_error (error);
 
     g_assert_true (reset_peak ());
-    start = status_kib ("VmRSS:");
+    start = test_status_kib ("VmRSS:");
     g_assert_true (serio_bundle_write_to_stream (bundle, G_OUTPUT_STREAM (out),
                                                  SERIO_SAVE_FLAGS_NONE, NULL, &error));
     g_assert_no_error (error);
-    peak = status_kib ("VmHWM:");
+    peak = test_status_kib ("VmHWM:");
     g_test_message ("write_to_stream: %ld KiB above %ld KiB", peak - start, start);
     g_assert_cmpint (peak - start, <=, SLACK_KIB);
     g_assert_true (g_output_stream_close (G_OUTPUT_STREAM (out), NULL, &error));
@@ -102,10 +89,10 @@ test_memory (void)
     gsize n;
 
     g_assert_true (reset_peak ());
-    start = status_kib ("VmRSS:");
+    start = test_status_kib ("VmRSS:");
     back = serio_bundle_from_file (file, NULL, &error);
     g_assert_no_error (error);
-    peak = status_kib ("VmHWM:");
+    peak = test_status_kib ("VmHWM:");
     g_test_message ("from_file: %ld KiB above %ld KiB", peak - start, start);
     g_assert_cmpint (peak - start, <=, (long) (N_VALUES * sizeof (double) / 1024) + SLACK_KIB);
 
@@ -121,7 +108,7 @@ test_memory (void)
     gsize total = 0, got;
 
     g_assert_true (reset_peak ());
-    start = status_kib ("VmRSS:");
+    start = test_status_kib ("VmRSS:");
     while (serio_reader_next (reader, NULL, &error))
       do
         {
@@ -130,7 +117,7 @@ test_memory (void)
         }
       while (got > 0);
     g_assert_no_error (error);
-    peak = status_kib ("VmHWM:");
+    peak = test_status_kib ("VmHWM:");
     g_test_message ("reader: %ld KiB above %ld KiB", peak - start, start);
     g_assert_cmpint (peak - start, <=, SLACK_KIB);
     g_assert_cmpuint (total, ==, N_VALUES);
@@ -158,7 +145,7 @@ test_tiny_records (void)
       g_test_skip ("memory figures mean nothing under a slow tool");
       return;
     }
-  if (!reset_peak () || status_kib ("VmHWM:") < 0)
+  if (!reset_peak () || test_status_kib ("VmHWM:") < 0)
     {
       g_test_skip ("no /proc/self/clear_refs to reset the peak resident set");
       return;
@@ -174,10 +161,10 @@ test_tiny_records (void)
   }
 
   g_assert_true (reset_peak ());
-  start = status_kib ("VmRSS:");
+  start = test_status_kib ("VmRSS:");
   back = serio_bundle_from_file (file, NULL, &error);
   g_assert_no_error (error);
-  peak = status_kib ("VmHWM:");
+  peak = test_status_kib ("VmHWM:");
   g_test_message ("from_file, 10^6 records: %ld KiB above %ld KiB", peak - start, start);
   g_assert_cmpuint (serio_bundle_get_n_arrays (back), ==, 1000000);
   g_assert_cmpint (peak - start, <=, 64 * 1000000 / 1024 + SLACK_KIB);

@@ -146,3 +146,13 @@ test_chunked_input_stream_new (GBytes *bytes,
   self->max_chunk = max_chunk;
   return G_INPUT_STREAM (self);
 }
+
+void
+test_store_result (GObject      *source,
+                   GAsyncResult *result,
+                   gpointer      user_data)
+{
+  GAsyncResult **out = user_data;
+
+  *out = g_object_ref (result);
+}

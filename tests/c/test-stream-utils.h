@@ -22,4 +22,10 @@ GOutputStream *test_failing_output_stream_new (gsize          limit,
 GInputStream  *test_chunked_input_stream_new  (GBytes        *bytes,
                                                gssize         max_chunk);
 
+/* A GAsyncReadyCallback that keeps a reference to @result in the
+ * GAsyncResult * at @user_data. */
+void           test_store_result              (GObject       *source,
+                                               GAsyncResult  *result,
+                                               gpointer       user_data);
+
 G_END_DECLS

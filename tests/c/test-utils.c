@@ -5,6 +5,7 @@
  */
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "test-utils.h"
@@ -204,4 +205,19 @@ test_assert_same_bits (const double  *actual,
           g_assert_cmphex (test_bits_of (actual[i]), ==, expected[i]);
         }
     }
+}
+
+/* A figure of Linux's /proc/self/status, in KiB, such as "VmHWM:"; -1
+ * where there is none. */
+long
+test_status_kib (const char *field)
+{
+  g_autofree char *status = NULL;
+  const char *at;
+
+  if (!g_file_get_contents ("/proc/self/status", &status, NULL, NULL) ||
+      (at = strstr (status, field)) == NULL)
+    return -1;
+
+  return strtol (at + strlen (field), NULL, 10);
 }

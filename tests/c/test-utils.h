@@ -36,4 +36,6 @@ void     test_assert_same_bits    (const double  *actual,
                                    const guint64 *expected,
                                    gsize          n_values);
 
+long     test_status_kib          (const char    *field);
+
 G_END_DECLS
