@@ -12,27 +12,10 @@ import json
 import math
 import os
 import struct
-import sys
 import tempfile
 import unittest
 
-try:
-    import numpy
-except ImportError:
-    print('NumPy is not installed (Debian: python3-numpy)', file=sys.stderr)
-    sys.exit(77)
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-import gi
-
-gi.require_version('Serio', '1.0')
-from gi.repository import Gio, GLib, Serio  # noqa: E402
-
-import serio  # noqa: E402
+from package_common import Gio, GLib, Serio, numpy, serio, torch
 
 
 def stored_names(path):
