@@ -8,10 +8,13 @@ on floats. Exits 77 (skip) without NumPy.
 """
 
 import collections
+import inspect
 import json
 import math
 import os
 import struct
+import subprocess
+import sys
 import tempfile
 import unittest
 
@@ -227,6 +230,33 @@ class TestRoundTrip(Base):
         # A tree file, as records by key path.
         serio.save(self.path(), {'m': {'w': w}, 'n': 2})
         self.assert_same({'m.w': w, 'n': numpy.array(2)}, serio.numpy.load(self.path()))
+
+
+class TestPackage(unittest.TestCase):
+    def test_one_import_documented_and_typed(self):
+        # A fresh interpreter: import serio alone is enough.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'n.serio')
+            child = subprocess.run([sys.executable, '-B', '-c',
+                                    'import serio, sys; '
+                                    'serio.save(sys.argv[1], {"n": 1}); '
+                                    'print(serio.load(sys.argv[1]))', path],
+                                   capture_output=True, text=True, check=False)
+        self.assertEqual((child.returncode, child.stdout), (0, "{'n': 1}\n"), child.stderr)
+        for module in (serio, serio.numpy, serio.torch):
+            self.assertTrue(module.__doc__, module)
+            for name in module.__all__:
+                value = getattr(module, name)
+                if callable(value):
+                    self.assertTrue(value.__doc__, name)
+                if inspect.isfunction(value):
+                    signature = inspect.signature(value)
+                    self.assertIsNot(signature.return_annotation, inspect.Signature.empty, name)
+                    for parameter in signature.parameters.values():
+                        self.assertIsNot(parameter.annotation, inspect.Parameter.empty,
+                                         (name, parameter.name))
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(serio.__file__),
+                                                    'py.typed')))
 
 
 class TestRefused(Base):
