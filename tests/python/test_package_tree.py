@@ -398,6 +398,16 @@ class TestLegacy(Base):
                           'm': numpy.array([True, False]), 's': 'Hi',
                           'd': numpy.array([0.1])}, got)
 
+    @unittest.skipIf(torch is None, 'PyTorch is not installed (Debian: python3-torch)')
+    def test_bfloat16_and_float16_from_the_table(self):
+        write_records(self.path(), [('serio.dtypes', [3, 2]), ('h', [1, 129 / 128]),
+                                    ('f', [65504, -0.0])])
+        got = serio.load(self.path())
+        self.assert_same({'h': torch.tensor([1, 129 / 128], dtype=torch.bfloat16),
+                          'f': numpy.array([65504, -0.0], dtype=numpy.float16)}, got)
+        # 1 + 2**-10 is not a bfloat16: refused, not rounded.
+        self.assert_invalid([('serio.dtypes', [3]), ('h', [1 + 2 ** -10])], 'h', 'bfloat16')
+
     def assert_invalid(self, records, key, *words):
         write_records(self.path(), records)
         with self.assertRaises(serio.DataError) as caught:
