@@ -157,6 +157,17 @@ def _file_error(error, file):
     return _errors.from_glib(error, path=file.peek_path() or file.get_uri())
 
 
+def _text_error(error, text):
+    """The serio package's exception (a ValueError with line and value
+    index, str() its message) for a GLib.Error about text (a GLib.Bytes);
+    the GLib.Error itself when the package is not installed."""
+    try:
+        from serio import _errors
+    except ImportError:
+        return error
+    return _errors.from_glib(error, text=text)
+
+
 def _as_bytes(data):
     """A GLib.Bytes for GLib.Bytes, bytes, bytearray or a memoryview."""
     if isinstance(data, GLib.Bytes):
@@ -450,8 +461,25 @@ class Bundle(Serio.Bundle):
     @classmethod
     def from_bytes(cls, data):
         """Parse v1 text given as GLib.Bytes, bytes, bytearray or a
-        memoryview into a new bundle."""
-        return super().from_bytes(_as_bytes(data))
+        memoryview into a new bundle.
+
+        Text that is not valid raises a GLib.Error that is also a
+        ValueError (``serio.DataError``), whose str() is its message, with
+        ``line`` and ``value_index``."""
+        data = _as_bytes(data)
+        try:
+            return super().from_bytes(data)
+        except GLib.Error as error:
+            raise _text_error(error, data) from None
+
+    @classmethod
+    def from_string(cls, text):
+        """Parse v1 text given as a str into a new bundle; errors as for
+        :meth:`from_bytes`."""
+        try:
+            return super().from_string(text)
+        except GLib.Error as error:
+            raise _text_error(error, GLib.Bytes.new(text.encode('utf-8'))) from None
 
     @classmethod
     def from_file(cls, file, cancellable=None):

@@ -175,16 +175,16 @@ _ERRNO_OF_CODE = {
 }
 
 
-def _locate(path: Optional[str], code: int):
-    """(line, value index) of the first error of the file at path, read
-    again through Serio.error_locate() from a mapping of the file, when
-    it is a regular file whose first error has this code; else None."""
-    if path is None:
-        return None
+def _locate(path: Optional[str], code: int, text: Optional[GLib.Bytes] = None):
+    """(line, value index) of the first error of text, or of the file at
+    path, read again through Serio.error_locate() (from a mapping of the
+    file, when it is a regular file), when that error has this code; else
+    None."""
     try:
-        if not os.path.isfile(path):
-            return None
-        text = GLib.MappedFile.new(path, False).get_bytes()
+        if text is None:
+            if path is None or not os.path.isfile(path):
+                return None
+            text = GLib.MappedFile.new(path, False).get_bytes()
         failed, found, line, value_index = Serio.error_locate(text)
     except (GLib.Error, OSError):
         return None
@@ -194,10 +194,10 @@ def _locate(path: Optional[str], code: int):
 
 
 def from_glib(error: GLib.Error, *, path: Optional[str] = None,
-              key: Optional[str] = None) -> Error:
+              key: Optional[str] = None, text: Optional[GLib.Bytes] = None) -> Error:
     """The serio exception for a GLib.Error a call of the library raised
-    while reading or writing path (a file name, or None for a stream) and,
-    where known, the array of key path key.
+    while reading or writing path (a file name, or None for a stream) or
+    parsing text (in memory) and, where known, the array of key path key.
 
     A Serio.Error becomes a :class:`DataError` whose message starts with
     the file name (unless the library put it there already) and the key;
@@ -216,7 +216,7 @@ def from_glib(error: GLib.Error, *, path: Optional[str] = None,
         parts.append(key)
     message = ': '.join(parts + [detail])
     if error.domain == SERIO_DOMAIN:
-        where = _locate(path, error.code)
+        where = _locate(path, error.code, text)
         line, value_index = where if where is not None else (None, None)
         made = DataError(message, error.domain, error.code, path=path, key=key,
                          line=line, value_index=value_index, detail=detail)

@@ -447,6 +447,19 @@ class TestFileErrors(unittest.TestCase):
         self.assertTrue(str(error).startswith(path + ': Line 2, value 2'), str(error))
 
 
+class TestTextErrors(unittest.TestCase):
+    def test_bad_text_is_a_value_error_with_its_location(self):
+        for parse in (Serio.Bundle.from_string, lambda t: Serio.Bundle.from_bytes(t.encode())):
+            with self.assertRaises(ValueError) as caught:
+                parse('v1|a|1|1\nv1|b|2|1,1p1024\n')
+            error = caught.exception
+            self.assertIsInstance(error, GLib.Error)
+            self.assertTrue(error.matches(Serio.error_quark(), Serio.Error.DOMAIN))
+            self.assertEqual((error.line, error.value_index), (2, 2))
+            self.assertEqual(str(error), error.message)
+            self.assertTrue(str(error).startswith('Line 2, value 2'), str(error))
+
+
 class TestWithoutNumPy(unittest.TestCase):
 
     def run_child(self, mode):
