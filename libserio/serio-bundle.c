@@ -39,6 +39,14 @@
  * [method@Serio.Bundle.append_with_shape] writes it, and
  * [method@Serio.Bundle.lookup] finds an array by its base name too.
  *
+ * An array's element type travels in its name too, as a marker before
+ * the shape suffix: `conv1.weight@float32[16x3x3x3]` is a float32 array
+ * (see #SerioDtype). A bundle holds every array as 64-bit floats, each
+ * exactly a value of the array's type, so [method@Serio.Bundle.get_values]
+ * serves every type; [method@Serio.Bundle.append_typed] and
+ * [method@Serio.Bundle.get_typed_bytes] take and give the elements in
+ * their own type, and [method@Serio.Bundle.get_dtype] tells the type.
+ *
  * Arrays are immutable once appended: a bundle only grows. Two
  * normalisations happen on the way in, so that a bundle always holds exactly
  * what its text will hold: every `|`, carriage return and line feed in a
