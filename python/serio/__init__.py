@@ -1,0 +1,298 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Copyright 2026 The libserio authors
+
+"""serio: save and load checkpoints (trees of arrays and numbers) as serio
+v1 text, bit for bit.
+
+::
+
+    import serio
+
+    serio.save("run.serio", {"model": model.state_dict(),
+                             "optimizer": optimizer.state_dict(),
+                             "epoch": 3, "name": "run-1"})
+    state = serio.load("run.serio")      # the same tree, the same types
+
+    serio.torch.save("run.serio", model, optimizer, epoch=3)
+    extra = serio.torch.load("run.serio", model, optimizer)   # {"epoch": 3}
+
+A state is a tree of ``dict`` (str or int keys), ``collections.OrderedDict``,
+``list`` and ``tuple`` whose leaves are NumPy arrays and scalars, PyTorch
+tensors (bfloat16 included), ``int``, ``float``, ``bool``, ``bytes``,
+``str`` and ``None``. The file stays plain v1 text: each array is a record
+named by its key path, with its element type and shape
+(``optimizer.state.0.exp_avg@float32[10]``), each number a 0-d record
+(``epoch@int64[]``), so that C, GJS, Vala and the ``serio`` tool read every
+array by name; the structure is the ``serio.tree`` record, the first one.
+
+Submodules: :mod:`serio.torch` (model and optimizer in one call),
+:mod:`serio.numpy` (``savez``/``load`` of flat mappings of arrays).
+Errors are :class:`serio.Error` (a ``GLib.Error``) and, by their kind,
+``OSError``, ``ValueError`` or ``TypeError`` subclasses: see
+:mod:`serio._errors`.
+"""
+
+from __future__ import annotations
+
+import collections.abc
+from typing import Any, Collection, Dict, List, Optional
+
+import gi
+
+gi.require_version('Serio', '1.0')
+from gi.repository import Serio  # noqa: E402
+
+from . import _io, _tree  # noqa: E402
+from ._errors import (DataError, Error, FileError, IsDirectoryError,  # noqa: E402
+                      NotDirectoryError, NotFoundError, PermissionDeniedError,
+                      UnstorableError, data_error)
+from ._io import PathLike  # noqa: E402
+from ._tree import TREE_NAME  # noqa: E402
+
+__all__ = ['save', 'load', 'Error', 'FileError', 'NotFoundError', 'IsDirectoryError',
+           'NotDirectoryError', 'PermissionDeniedError', 'DataError', 'UnstorableError',
+           'TREE_NAME', 'LEGACY_DTYPES_NAME']
+
+__version__ = '1.0.0'
+
+# The table of element types that the old Serio.save() wrote first.
+LEGACY_DTYPES_NAME = 'serio.dtypes'
+
+# The codes of serio.dtypes (CONTRACT.md); 13 is a str stored as its code
+# points.
+_LEGACY_CODES = ('float64', 'float32', 'float16', 'bfloat16', 'int64', 'int32', 'int16',
+                 'int8', 'uint64', 'uint32', 'uint16', 'uint8', 'bool', 'str')
+
+
+def save(path: PathLike, state: Any, *, sealed: bool = True) -> None:
+    """Save a tree of arrays and numbers to path, replacing the file
+    atomically.
+
+    path is a ``str``, an ``os.PathLike`` or a ``Gio.File``. state is a
+    ``dict``, ``OrderedDict``, ``list`` or ``tuple`` (see the module
+    documentation for the leaves). :func:`load` gives back the same tree:
+    an ``int`` stays an ``int``, a tuple a tuple, a key ``0`` stays ``0``,
+    an ndarray an ndarray and a tensor a tensor of its dtype, bit for bit
+    (every NaN comes back as the default quiet NaN, the format's only
+    loss). With ``sealed=False`` the text has no seal (plain v1).
+
+    Everything is checked before the file is touched: what cannot be
+    stored exactly (an object, a complex or object array, an ``int``
+    beyond what an int64 record holds, a str with a lone surrogate, two
+    key paths of the same record name) raises :class:`UnstorableError`
+    (a ``TypeError`` and a ``ValueError``) naming its key path, and
+    nothing is written. The arrays are then written one after the other, a
+    million values at a time, through a ``Serio.Writer``; if anything
+    fails midway (a full disk, ``KeyboardInterrupt``), the file keeps its
+    old contents, or stays absent. I/O errors are :class:`FileError`.
+    """
+    _io.as_file(path)
+    tree, leaves = _tree.flatten(state)
+    numpy = _io.numpy_module()
+    writer = _io.open_writer(path, sealed)
+    try:
+        writer.write(TREE_NAME, 'uint8', (len(tree),), numpy.frombuffer(tree, numpy.uint8),
+                     key=TREE_NAME)
+        for leaf in leaves:
+            writer.write(leaf.name, leaf.dtype, leaf.shape, leaf.value, key=leaf.name)
+    except BaseException:
+        writer.abandon()
+        raise
+    writer.close()
+
+
+def _names_filter(names: Optional[Collection[str]]) -> Optional[List[str]]:
+    if names is None:
+        return None
+    if isinstance(names, str):
+        raise TypeError('names is a collection of str, not a str: pass [%r] for one name'
+                        % (names,))
+    wanted: List[str] = []
+    for name in names:
+        if not isinstance(name, str):
+            raise TypeError('names are str, not %s' % type(name).__name__)
+        if name not in wanted:
+            wanted.append(name)
+    return wanted
+
+
+def _missing(path, names, found):
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise KeyError('%s: no key %s in the file' % (path, ', '.join(map(repr, missing))))
+
+
+def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
+    numpy = records.numpy
+    path = records.path
+    data = records.read(TREE_NAME, 'uint8', (records.reader.get_n_values(),))
+    template = _tree.parse(data.tobytes(), path)
+    del data
+    wanted = None
+    if names is not None:
+        _missing(path, names, template.nodes)
+        wanted = {slot.index for name in names
+                  for slot in template.slots_under(template.nodes[name])}
+    values: List[Any] = [None] * len(template.slots)
+    for slot in template.slots:
+        if not records.next():
+            raise _tree.tree_error(path, slot.keys, 'the file ends before the record %r '
+                                   'that the tree describes' % slot.name)
+        base, dtype, shape = records.header()
+        if base != slot.name:
+            raise _tree.tree_error(path, slot.keys, 'the record %r stands where the tree '
+                                   'describes %r' % (records.reader.get_name(), slot.name))
+        template.check_record(slot, dtype, shape, path)
+        if wanted is not None and slot.index not in wanted:
+            records.skip(slot.name)
+            continue
+        array = records.read(slot.name, dtype, shape)
+        values[slot.index] = _io.to_value(numpy, slot.kind, array, dtype, slot.name, path)
+    if records.next():
+        raise _tree.tree_error(path, None, 'the record %r is not in the tree'
+                               % records.reader.get_name())
+    if names is None:
+        return template.build(template.root, values)
+    return {name: template.build(template.nodes[name], values) for name in names}
+
+
+def _legacy_codes(records: _io.RecordReader) -> List[str]:
+    """The element types that a legacy serio.dtypes record lists."""
+    numpy = records.numpy
+    codes = records.read(LEGACY_DTYPES_NAME, 'float64', (records.reader.get_n_values(),))
+    known = (codes >= 0) & (codes < len(_LEGACY_CODES)) & (numpy.floor(codes) == codes)
+    if not known.all():
+        index = int(numpy.argmax(~known))
+        raise data_error(records.path, LEGACY_DTYPES_NAME,
+                         'value %d “%r” is not one of the %d data type codes'
+                         % (index + 1, float(codes[index]), len(_LEGACY_CODES)),
+                         Serio.Error.SYNTAX, value_index=index + 1)
+    return [_LEGACY_CODES[int(code)] for code in codes]
+
+
+def _text_of(records: _io.RecordReader, key: str, array) -> str:
+    """A legacy 'str' record: its values are Unicode code points."""
+    numpy = records.numpy
+    flat = array.reshape(-1)
+    good = (flat >= 0) & (flat <= 0x10FFFF) & (numpy.floor(flat) == flat) & \
+        ~((flat >= 0xD800) & (flat <= 0xDFFF))
+    if not good.all():
+        index = int(numpy.argmax(~good))
+        raise data_error(records.path, key,
+                         'value %d “%r” is not the code point of a character, which a '
+                         'str must hold' % (index + 1, float(flat[index])),
+                         Serio.Error.DOMAIN, value_index=index + 1)
+    return ''.join(map(chr, flat.astype(numpy.int64).tolist()))
+
+
+def _load_flat(records: _io.RecordReader, names: Optional[List[str]], first: bool,
+               tree_first: bool = False):
+    """name → array for a file without serio.tree (first: the reader stands
+    on its first record; tree_first: it is a serio.tree, to pass over); a
+    legacy serio.dtypes table is applied."""
+    numpy = records.numpy
+    path = records.path
+    result: Dict[str, Any] = {}
+    codes = None
+    position = 0
+    wanted = None if names is None else set(names)
+    if tree_first:
+        records.discard(TREE_NAME)
+        first = False
+    while first or records.next():
+        first = False
+        stored = records.reader.get_name()
+        if codes is None and position == 0 and stored == LEGACY_DTYPES_NAME:
+            codes = _legacy_codes(records)
+            continue
+        base, dtype, shape = records.header()
+        if base == TREE_NAME:
+            raise _tree.tree_error(path, None, 'the tree is not a uint8 array that comes '
+                                   'first')
+        if codes is None and base.startswith('serio.'):
+            # Metadata (a binding's or a later version's), not an array.
+            records.discard(base) if names is None else records.skip(base)
+            continue
+        code = None
+        if codes is not None:
+            if position >= len(codes):
+                raise data_error(path, LEGACY_DTYPES_NAME, 'fewer codes than arrays',
+                                 Serio.Error.SYNTAX)
+            code = codes[position]
+        position += 1
+        if base in result or (wanted is not None and base not in wanted):
+            records.discard(base) if names is None else records.skip(base)
+            continue
+        if code is not None and code != 'float64' and dtype != 'float64':
+            raise data_error(path, base, 'a %s record that %s calls %s'
+                             % (dtype, LEGACY_DTYPES_NAME, code), Serio.Error.SYNTAX)
+        if code == 'str':
+            result[base] = _text_of(records, base, records.read(base, 'float64', shape))
+            continue
+        storage = code if code not in (None, 'float64') else None
+        array = records.read(base, dtype if storage is None else 'float64', shape,
+                             storage=storage)
+        record_dtype = storage or dtype
+        if record_dtype == 'bfloat16':
+            result[base] = _io.to_tensor(numpy, array, base, path, 'bfloat16')
+        else:
+            result[base] = array
+    if codes is not None and position != len(codes):
+        raise data_error(path, LEGACY_DTYPES_NAME, '%d codes for %d arrays'
+                         % (len(codes), position), Serio.Error.SYNTAX)
+    if names is not None:
+        _missing(path, names, result)
+        return {name: result[name] for name in names}
+    return result
+
+
+def load(path: PathLike, *, names: Optional[Collection[str]] = None) -> Any:
+    """Load what :func:`save` saved: the same tree, with the same types.
+
+    path is a ``str``, an ``os.PathLike`` or a ``Gio.File``. The file is
+    read record by record through a ``Serio.Reader``, each array straight
+    into its own ndarray (or tensor) of its element type: memory holds the
+    arrays once, plus a piece of a million values.
+
+    A file without ``serio.tree`` (written by C, the ``serio`` tool, or
+    ``Serio.Bundle``) loads as a dict of base name → ndarray in file order
+    (of two arrays of one base name, the first); a legacy ``serio.dtypes``
+    table (the old ``Serio.save()``) is applied.
+
+    With names (a collection of key paths, such as ``"model"`` or
+    ``"optimizer.state.0.exp_avg"``; base names for a file without a
+    tree), only those are loaded, as a dict of name → value (a subtree or
+    a leaf); the records of the others are skipped without being parsed.
+    KeyError names the ones the file does not hold.
+
+    Errors name the file and the key concerned: :class:`FileError` (an
+    ``OSError``: ``FileNotFoundError``, ``IsADirectoryError``,
+    ``PermissionError``) when the file cannot be read; :class:`DataError`
+    (a ``ValueError``, with ``code``, ``line`` and ``value_index``) when
+    it is not valid v1 text, when a value does not fit its element type,
+    or when ``serio.tree`` does not describe the records exactly. Nothing
+    is returned unless the whole file is valid.
+    """
+    return _load(path, names, flat=False)
+
+
+def _load(path: PathLike, names: Optional[Collection[str]], flat: bool) -> Any:
+    """load(), or with flat the records of a tree file as a flat dict."""
+    wanted = _names_filter(names)
+    records = _io.open_reader(path)
+    try:
+        if not records.next():
+            if wanted:
+                _missing(records.path, wanted, {})
+            return {}
+        base, dtype, shape = records.header()
+        has_tree = base == TREE_NAME and dtype == 'uint8' and len(shape) == 1
+        if has_tree and not flat:
+            return _load_tree(records, wanted)
+        return _load_flat(records, wanted, True, tree_first=has_tree)
+    finally:
+        records.close()
+
+
+from . import numpy, torch  # noqa: E402,F401  (the submodules, as attributes)

@@ -1,0 +1,348 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Copyright 2026 The libserio authors
+
+"""Typed records in and out of Serio.Writer and Serio.Reader, a piece at a
+time, so that memory holds the arrays once and one piece of a megavalue.
+
+A record's element type travels in its name (``w@float32[2x3]``,
+CONTRACT.md, docs/format.md). With a libserio that has ``Serio.Dtype``,
+the values go as typed bytes (``add_typed_bytes``, ``read_typed_bytes``)
+and the library checks that each fits its type. With an older one they go
+as float64 and the type is checked here, the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+from typing import Optional, Tuple, Union
+
+from gi.repository import Gio, GLib, Serio
+
+from . import _errors
+from ._errors import DataError, SERIO_DOMAIN
+from ._tree import DTYPES, check_int64_exact
+
+# How many values are converted, written or read at a time.
+CHUNK_VALUES = 1 << 20
+
+TYPED_API = hasattr(Serio, 'Dtype') and hasattr(Serio.Reader, 'read_typed_bytes')
+
+# What a path argument may be.
+PathLike = Union[str, 'os.PathLike[str]', Gio.File]
+
+_NUMPY_OF_DTYPE = {name: ('uint16' if name == 'bfloat16' else name) for name in DTYPES}
+
+
+def numpy_module():
+    try:
+        import numpy
+    except ImportError as error:
+        raise ImportError('serio needs NumPy, which cannot be imported: %s'
+                          % (error,)) from error
+    return numpy
+
+
+def as_file(path) -> Tuple[Gio.File, Optional[str]]:
+    """A Gio.File for a str, an os.PathLike or a Gio.File, and the name
+    errors give it."""
+    if isinstance(path, Gio.File):
+        return path, path.get_path() or path.get_uri()
+    if isinstance(path, (str, os.PathLike)):
+        name = os.fspath(path)
+        if isinstance(name, str):
+            return Gio.File.new_for_path(name), name
+    raise TypeError('expected a str, os.PathLike or Gio.File, not %s'
+                    % type(path).__name__)
+
+
+def storage_dtype(numpy, dtype: str):
+    """The NumPy dtype that holds the elements of a record type: its own,
+    uint16 bit patterns for bfloat16."""
+    return numpy.dtype(_NUMPY_OF_DTYPE[dtype])
+
+
+def stored_name(base: str, dtype: str, shape) -> str:
+    """base@dtype[dims], the marker left out for float64; always a shape
+    suffix, so that the base name is the whole key."""
+    marker = '' if dtype == 'float64' else '@' + dtype
+    return '%s%s[%s]' % (base, marker, 'x'.join(str(int(d)) for d in shape))
+
+
+# ------------------------------------------------------------- writing
+
+def _pieces(array, limit):
+    """Views of array (ndarray or tensor, any layout) that hold its values
+    in C order, each of at most limit values (unless one row of the last
+    dimension is longer)."""
+    if len(array.shape) <= 1:
+        flat = array.reshape(-1)
+        for start in range(0, flat.shape[0], limit):
+            yield flat[start:start + limit]
+        return
+    row = math.prod(array.shape[1:])
+    if row == 0:
+        return
+    if row <= limit:
+        step = max(1, limit // row)
+        for start in range(0, array.shape[0], step):
+            yield array[start:start + step]
+        return
+    for index in range(array.shape[0]):
+        yield from _pieces(array[index], limit)
+
+
+def _piece_array(numpy, piece, dtype: str):
+    """A piece as a C-order ndarray of the storage type of dtype."""
+    torch = sys.modules.get('torch')
+    if torch is not None and isinstance(piece, torch.Tensor):
+        piece = piece.detach().to('cpu').contiguous()
+        if dtype == 'bfloat16':
+            piece = piece.view(torch.int16)
+        piece = piece.numpy()
+    return numpy.ascontiguousarray(piece, dtype=storage_dtype(numpy, dtype))
+
+
+def _bfloat16_to_float64(numpy, bits):
+    return (bits.astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
+
+
+class RecordWriter:
+    """Writes typed records through a Serio.Writer of a file (or stream)."""
+
+    def __init__(self, writer: Serio.Writer, path: Optional[str]) -> None:
+        self.numpy = numpy_module()
+        self.writer = writer
+        self.path = path
+
+    def write(self, base: str, dtype: str, shape, source, key: Optional[str] = None) -> None:
+        """Write one record of source (an ndarray or tensor of that shape)."""
+        numpy = self.numpy
+        count = math.prod(shape)
+        try:
+            if TYPED_API:
+                self.writer.begin_typed_array(base, getattr(Serio.Dtype, dtype.upper()),
+                                              [int(d) for d in shape], None)
+            else:
+                self.writer.begin_array(stored_name(base, dtype, shape), count, None)
+            for piece in _pieces(source, CHUNK_VALUES):
+                part = _piece_array(numpy, piece, dtype)
+                if TYPED_API:
+                    self.writer.add_typed_bytes(GLib.Bytes.new(part.tobytes()), None)
+                    continue
+                if dtype == 'bfloat16':
+                    part = _bfloat16_to_float64(numpy, part)
+                self.writer.add_bytes(GLib.Bytes.new(
+                    part.astype(numpy.float64).tobytes()), None)
+        except GLib.Error as error:
+            raise _errors.from_glib(error, path=self.path, key=key) from None
+
+    def abandon(self) -> None:
+        """Close as cancelled: a file being replaced keeps its contents and
+        the temporary file is removed at once."""
+        cancelled = Gio.Cancellable()
+        cancelled.cancel()
+        try:
+            self.writer.close(cancelled)
+        except GLib.Error:
+            pass
+
+    def close(self) -> None:
+        """Put the new file in place (or keep the old one and raise)."""
+        try:
+            self.writer.close(None)
+        except GLib.Error as error:
+            raise _errors.from_glib(error, path=self.path) from None
+
+
+def open_writer(path, sealed: bool) -> RecordWriter:
+    file, name = as_file(path)
+    flags = Serio.SaveFlags.NONE if sealed else Serio.SaveFlags.PLAIN
+    try:
+        writer = Serio.Writer.new_for_file(file, flags, None)
+    except GLib.Error as error:
+        raise _errors.from_glib(error, path=name) from None
+    return RecordWriter(writer, name)
+
+
+# ------------------------------------------------------------- reading
+
+def _value_error(path, key, index, value, dtype) -> DataError:
+    detail = 'value %d “%r”: the value is not exactly a %s, which a %s array must hold' % (
+        index + 1, value, dtype, dtype)
+    if dtype == 'bool':
+        detail = 'value %d “%r”: a bool array holds only 0 and 1' % (index + 1, value)
+    parts = [p for p in (path, key) if p is not None]
+    return DataError(': '.join(parts + [detail]), SERIO_DOMAIN, int(Serio.Error.DOMAIN),
+                     path=path, key=key, value_index=index + 1, detail=detail)
+
+
+def fit(numpy, part, dtype: str, path, key, first: int):
+    """float64 values as the storage type of dtype, bit for bit, or the
+    DataError (DOMAIN) of the first one the type cannot hold exactly; first
+    is the index of part[0] in its record."""
+    if dtype == 'float64':
+        return part
+    with numpy.errstate(all='ignore'):
+        if dtype == 'bfloat16':
+            single = part.astype(numpy.float32)
+            bits = single.view(numpy.uint32)
+            converted = (bits >> 16).astype(numpy.uint16)
+            back = _bfloat16_to_float64(numpy, converted)
+        else:
+            converted = part.astype(storage_dtype(numpy, dtype))
+            back = converted.astype(numpy.float64)
+        bad = back.view(numpy.uint64) != part.view(numpy.uint64)
+        if dtype in ('int64', 'uint64'):
+            limit = 2.0 ** (64 if dtype == 'uint64' else 63)
+            bad |= ~(part < limit)
+    if bad.any():
+        index = int(numpy.argmax(bad))
+        raise _value_error(path, key, first + index, float(part[index]), dtype)
+    return converted
+
+
+class RecordReader:
+    """Reads the records of a text through a Serio.Reader, each typed."""
+
+    def __init__(self, stream: Gio.InputStream, path: Optional[str]) -> None:
+        self.numpy = numpy_module()
+        self.stream = stream
+        self.path = path
+        self.reader = Serio.Reader.new(stream)
+
+    def _glib(self, error, key=None):
+        return _errors.from_glib(error, path=self.path, key=key)
+
+    def next(self) -> bool:
+        try:
+            return self.reader.next(None)
+        except GLib.Error as error:
+            raise self._glib(error) from None
+
+    def header(self) -> Tuple[str, str, Tuple[int, ...]]:
+        """The base name, element type and shape of the current record."""
+        reader = self.reader
+        base = reader.get_base_name()
+        if TYPED_API:
+            dtype = Serio.dtype_to_string(reader.get_dtype())
+        else:
+            dtype = 'float64'
+            marker, at, word = base.rpartition('@')
+            if at and reader.get_name() != base and word in DTYPES and word != 'float64':
+                base, dtype = marker, word
+        shape = tuple(int(d) for d in reader.get_shape())
+        count = reader.get_n_values()
+        limit = sys.maxsize
+        if any(d > limit for d in shape) or math.prod(shape) != count:
+            parts = [p for p in (self.path, base) if p is not None]
+            detail = 'the shape [%s] of %r is not one NumPy can hold' % (
+                'x'.join(map(str, shape)), reader.get_name())
+            raise DataError(': '.join(parts + [detail]), SERIO_DOMAIN,
+                            int(Serio.Error.SYNTAX), path=self.path, key=base,
+                            detail=detail)
+        return base, dtype, shape
+
+    def read(self, key: str, dtype: str, shape, storage: Optional[str] = None):
+        """The values of the current record as a new ndarray of the storage
+        type of dtype (or of the record type storage, for a legacy
+        serio.dtypes file whose records are float64), in its shape. The
+        array grows with the values that come, never to the declared count
+        alone."""
+        numpy = self.numpy
+        reader = self.reader
+        count = reader.get_n_left()
+        target = storage or dtype
+        values = numpy.empty(min(count, CHUNK_VALUES), dtype=storage_dtype(numpy, target))
+        filled = 0
+        try:
+            while True:
+                if TYPED_API:
+                    data = reader.read_typed_bytes(CHUNK_VALUES, None).get_data()
+                else:
+                    data = reader.read_bytes(CHUNK_VALUES, None).get_data()
+                if not data:
+                    break
+                if TYPED_API:
+                    part = numpy.frombuffer(data, dtype=storage_dtype(numpy, dtype))
+                else:
+                    part = fit(numpy, numpy.frombuffer(data, dtype=numpy.float64), dtype,
+                               self.path, key, filled)
+                if storage is not None:
+                    part = fit(numpy, part.astype(numpy.float64), storage, self.path, key,
+                               filled)
+                end = filled + part.shape[0]
+                if end > values.shape[0]:
+                    values.resize(min(count, max(end, 2 * values.shape[0])), refcheck=False)
+                values[filled:end] = part
+                filled = end
+                del data, part
+        except GLib.Error as error:
+            raise self._glib(error, key) from None
+        if filled != values.shape[0]:
+            values.resize(filled, refcheck=False)
+        return values.reshape(shape)
+
+    def skip(self, key: str) -> None:
+        try:
+            self.reader.skip_array(None)
+        except GLib.Error as error:
+            raise self._glib(error, key) from None
+
+    def discard(self, key: str) -> None:
+        """Parse the rest of the current record and drop it (unlike skip,
+        the values of a plain text are validated)."""
+        try:
+            while self.reader.read_bytes(CHUNK_VALUES, None).get_size() > 0:
+                pass
+        except GLib.Error as error:
+            raise self._glib(error, key) from None
+
+    def close(self) -> None:
+        self.stream.close(None)
+
+
+def open_reader(path) -> RecordReader:
+    file, name = as_file(path)
+    try:
+        stream = file.read(None)
+    except GLib.Error as error:
+        raise _errors.from_glib(error, path=name) from None
+    return RecordReader(stream, name)
+
+
+def to_value(numpy, kind: str, array, dtype: str, key: str, path):
+    """What a record leaf of kind comes back as."""
+    if kind == 'int':
+        return int(array[()])
+    if kind == 'float':
+        return float(array[()])
+    if kind == 'bool':
+        return bool(array[()])
+    if kind == 'bytes':
+        return array.tobytes()
+    if kind == 'numpy':
+        return array[()]
+    if kind == 'tensor':
+        return to_tensor(numpy, array, key, path, dtype)
+    return array
+
+
+def to_tensor(numpy, array, key, path, dtype=None):
+    """A torch tensor sharing the memory of array (bfloat16 from its bit
+    patterns when dtype says so)."""
+    try:
+        import torch
+    except ImportError as error:
+        raise ImportError('%s: the array %s is a torch tensor, and torch cannot be '
+                          'imported: %s' % (path, key, error)) from error
+    if dtype == 'bfloat16':
+        return torch.from_numpy(array.view(numpy.int16)).view(torch.bfloat16)
+    try:
+        return torch.from_numpy(array)
+    except TypeError as error:
+        detail = 'a %s array cannot be a torch tensor: %s' % (array.dtype, error)
+        raise DataError('%s: %s: %s' % (path, key, detail), SERIO_DOMAIN,
+                        int(Serio.Error.SYNTAX), path=path, key=key, detail=detail) from None

@@ -1,0 +1,460 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Copyright 2026 The libserio authors
+
+"""The tree of a state: its record names, its leaves, and ``serio.tree``.
+
+A state is a tree of containers (``dict``, ``collections.OrderedDict``,
+``list``, ``tuple``) whose leaves are arrays (NumPy ndarrays and scalars,
+PyTorch tensors, ``bytes``), Python ``int``, ``float`` and ``bool``, ``None``
+and ``str``. Every leaf but ``None`` and ``str`` becomes one record of the
+file, named by its key path; the structure goes into the ``serio.tree``
+record (see the Python guide, "The file of a tree").
+
+Record names. A key path is the keys from the root, joined by ``.``: a str
+key as it is, an int key in decimal, a list or tuple index in decimal
+(``optimizer.state.0.exp_avg``). In a str key the characters that would
+change what a reader makes of the name are escaped as ``%XX`` (their UTF-8
+bytes in upper-case hex): ``%``, ``@`` (a type marker), ``[`` and ``]`` (the
+shape suffix), ``|``, CR, LF and NUL. ``.`` is not escaped, so that a
+model's ``fc.weight`` is ``model.fc.weight`` for C and the command line; the
+tree records the real keys, and two key paths that would give the same name
+(``{"a.b": x, "a": {"b": y}}``) are refused. A name that would begin with
+``serio.``, which is reserved, has its first character escaped (``%73``).
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
+
+from ._errors import DataError, SERIO_DOMAIN, UnstorableError
+
+from gi.repository import Serio
+
+__all__ = ['TREE_NAME', 'Leaf', 'Template', 'array_leaf', 'flatten', 'parse', 'name_of']
+
+TREE_NAME = 'serio.tree'
+TREE_FORMAT = 'serio.tree'
+TREE_VERSION = 1
+
+# Containers nested deeper than this are refused (a cycle is caught here).
+MAX_DEPTH = 64
+
+# The characters of a str key that are escaped in a record name.
+_ESCAPED = '%@[]|\r\n\0'
+
+# The numbers of the element types, as NumPy names them (bfloat16 has no
+# NumPy type of its own).
+DTYPES = ('float64', 'float32', 'float16', 'bfloat16', 'int8', 'int16',
+          'int32', 'int64', 'uint8', 'uint16', 'uint32', 'uint64', 'bool')
+
+# What a leaf that is a record was, and so what it comes back as.
+KINDS = ('int', 'float', 'bool', 'bytes', 'ndarray', 'numpy', 'tensor')
+
+# The element type and rank (None: any) each kind must have in its record.
+_KIND_RECORD = {
+    'int': ('int64', 0),
+    'float': ('float64', 0),
+    'bool': ('bool', 0),
+    'bytes': ('uint8', 1),
+    'ndarray': (None, None),
+    'numpy': (None, 0),
+    'tensor': (None, None),
+}
+
+Key = Union[str, int]
+
+
+def escape(key: Key) -> str:
+    """The part of a record name that one key gives."""
+    if isinstance(key, int):
+        return str(key)
+    return ''.join(''.join('%%%02X' % b for b in c.encode('utf-8'))
+                   if c in _ESCAPED else c for c in key)
+
+
+def name_of(keys: Tuple[Key, ...]) -> str:
+    """The record name of a key path (a tuple of keys from the root)."""
+    name = '.'.join(escape(key) for key in keys)
+    if name.startswith('serio.'):
+        name = '%73' + name[1:]
+    return name
+
+
+def describe(keys: Tuple[Key, ...]) -> str:
+    """The key path as messages show it: its record name, or ``(root)``."""
+    return name_of(keys) if keys else '(root)'
+
+
+@dataclass
+class Leaf:
+    """A leaf that is a record: its key path, record name, kind, value (an
+    ndarray, tensor or bytes converted to an ndarray), element type and
+    shape."""
+
+    keys: Tuple[Key, ...]
+    name: str
+    kind: str
+    value: Any
+    dtype: str
+    shape: Tuple[int, ...]
+
+
+def _numpy():
+    try:
+        import numpy
+    except ImportError as error:  # pragma: no cover - NumPy is a dependency
+        raise ImportError('serio needs NumPy, which cannot be imported: %s'
+                          % (error,)) from error
+    return numpy
+
+
+def _refuse(keys: Tuple[Key, ...], what: str, code: Optional[int] = None) -> UnstorableError:
+    message = '%s: %s' % (describe(keys), what)
+    if code is None:
+        return UnstorableError(message, key=describe(keys))
+    return UnstorableError(message, key=describe(keys), domain=SERIO_DOMAIN, code=code)
+
+
+_MAX_EXACT = 2.0 ** 63
+
+
+def check_int64_exact(numpy, keys, array, unsigned):
+    """Refuse a piece of a 64-bit integer array holding a value that a
+    float64 does not hold exactly (v1 tokens are doubles: CONTRACT.md)."""
+    if array.size == 0:
+        return
+    as_float = array.astype(numpy.float64)
+    limit = 2 * _MAX_EXACT if unsigned else _MAX_EXACT
+    back = numpy.where(as_float < limit, as_float, 0).astype(array.dtype)
+    bad = (as_float >= limit) | (back != array)
+    if bad.any():
+        value = int(array.reshape(-1)[int(numpy.argmax(bad.reshape(-1)))])
+        raise _refuse(keys, 'the %s value %d cannot be stored exactly: int64 and '
+                      'uint64 records hold the integers a float64 holds (all of '
+                      '|x| <= 2**53)' % (array.dtype.name, value),
+                      int(Serio.Error.DOMAIN))
+
+
+def array_leaf(numpy, keys, array, kind):
+    dtype = array.dtype
+    if dtype.kind not in 'fiub' or dtype.name not in DTYPES or dtype.itemsize > 8:
+        raise _refuse(keys, 'a %s array cannot be stored exactly: the element types '
+                      'are %s' % (dtype, ', '.join(DTYPES)))
+    if array.ndim > Serio.SHAPE_MAX_DIMS:
+        raise _refuse(keys, '%d dimensions, more than %d' % (array.ndim, Serio.SHAPE_MAX_DIMS))
+    if dtype.name in ('int64', 'uint64'):
+        check_int64_exact(numpy, keys, array, dtype.kind == 'u')
+    return Leaf(keys, name_of(keys), kind, array, dtype.name, tuple(array.shape))
+
+
+def _tensor_leaf(torch, numpy, keys, tensor):
+    dtype = str(tensor.dtype).replace('torch.', '')
+    if dtype not in DTYPES:
+        raise _refuse(keys, 'a %s tensor cannot be stored exactly: the element types '
+                      'are %s' % (tensor.dtype, ', '.join(DTYPES)))
+    if tensor.layout != torch.strided:
+        raise _refuse(keys, 'a %s tensor cannot be stored: only dense (strided) '
+                      'tensors are arrays' % (tensor.layout,))
+    tensor = tensor.detach()
+    if tensor.dim() > Serio.SHAPE_MAX_DIMS:
+        raise _refuse(keys, '%d dimensions, more than %d' % (tensor.dim(), Serio.SHAPE_MAX_DIMS))
+    if dtype == 'int64' and tensor.numel() > 0:
+        # A min and a max, without a copy of the tensor.
+        check_int64_exact(numpy, keys, numpy.array([int(tensor.min()), int(tensor.max())],
+                                                   dtype=numpy.int64), False)
+    return Leaf(keys, name_of(keys), 'tensor', tensor, dtype, tuple(tensor.shape))
+
+
+def _scalar_leaf(numpy, keys, value):
+    if isinstance(value, bool):
+        return Leaf(keys, name_of(keys), 'bool', numpy.array(value, dtype=numpy.bool_),
+                    'bool', ())
+    if isinstance(value, int):
+        if not -(2 ** 63) <= value < 2 ** 63 or int(float(value)) != value:
+            raise _refuse(keys, 'the int %d cannot be stored exactly: int64 records hold '
+                          'the integers a float64 holds (all of |x| <= 2**53)' % value,
+                          int(Serio.Error.DOMAIN))
+        return Leaf(keys, name_of(keys), 'int', numpy.array(value, dtype=numpy.int64),
+                    'int64', ())
+    return Leaf(keys, name_of(keys), 'float', numpy.array(value, dtype=numpy.float64),
+                'float64', ())
+
+
+def _check_text(keys, text, what):
+    try:
+        text.encode('utf-8')
+    except UnicodeEncodeError as error:
+        raise _refuse(keys, '%s is not valid Unicode (a lone surrogate at %d): it cannot be '
+                      'stored as UTF-8' % (what, error.start)) from None
+
+
+class _Flattener:
+    """Walks a state once: the JSON of its tree, and its leaves in order."""
+
+    def __init__(self) -> None:
+        self.numpy = _numpy()
+        self.torch = sys.modules.get('torch')
+        self.leaves: List[Leaf] = []
+        self.names: Dict[str, Tuple[Key, ...]] = {}
+
+    def _claim(self, keys):
+        if not keys:
+            return
+        name = name_of(keys)
+        other = self.names.setdefault(name, keys)
+        if other is not keys:
+            raise _refuse(keys, 'the key paths %r and %r give the same record name %r; '
+                          'rename a key' % (list(other), list(keys), name))
+
+    def node(self, value, keys, depth):
+        self._claim(keys)
+        numpy = self.numpy
+        kind = type(value)
+        if kind is dict or kind is collections.OrderedDict:
+            if depth >= MAX_DEPTH:
+                raise _refuse(keys, 'containers nested deeper than %d levels (a cycle?)'
+                              % MAX_DEPTH)
+            items = []
+            for key, item in value.items():
+                if type(key) is not str and type(key) is not int:
+                    raise _refuse(keys, 'a %s key (%r): keys are str or int'
+                                  % (type(key).__name__, key))
+                if type(key) is str:
+                    _check_text(keys + (key,), key, 'the key')
+                items.append([key, self.node(item, keys + (key,), depth + 1)])
+            return {'dict' if kind is dict else 'odict': items}
+        if kind is list or kind is tuple:
+            if depth >= MAX_DEPTH:
+                raise _refuse(keys, 'containers nested deeper than %d levels (a cycle?)'
+                              % MAX_DEPTH)
+            return {kind.__name__: [self.node(item, keys + (index,), depth + 1)
+                                    for index, item in enumerate(value)]}
+        if not keys:
+            raise _refuse(keys, 'a state is a dict, list or tuple, not %s' % kind.__name__)
+        if value is None:
+            return None
+        if kind is str:
+            _check_text(keys, value, 'the str')
+            return value
+        if kind is bool or kind is int or kind is float:
+            self.leaves.append(_scalar_leaf(numpy, keys, value))
+        elif kind is bytes:
+            self.leaves.append(Leaf(keys, name_of(keys), 'bytes',
+                                    numpy.frombuffer(value, dtype=numpy.uint8),
+                                    'uint8', (len(value),)))
+        elif kind is numpy.ndarray:
+            self.leaves.append(array_leaf(numpy, keys, value, 'ndarray'))
+        elif isinstance(value, numpy.generic):
+            self.leaves.append(array_leaf(numpy, keys, numpy.asarray(value), 'numpy'))
+        elif self.torch is not None and isinstance(value, self.torch.Tensor):
+            self.leaves.append(_tensor_leaf(self.torch, numpy, keys, value))
+        else:
+            raise _refuse(keys, 'a %s.%s cannot be stored: the leaves of a state are '
+                          'arrays, tensors, int, float, bool, bytes, str and None'
+                          % (kind.__module__, kind.__qualname__))
+        return {'leaf': self.leaves[-1].kind}
+
+
+def flatten(state: Any) -> Tuple[bytes, List[Leaf]]:
+    """The ``serio.tree`` JSON of state (UTF-8) and its leaves that are
+    records, in file order. Raises :class:`UnstorableError` naming the key
+    path of the first thing that cannot be stored exactly."""
+    walker = _Flattener()
+    root = walker.node(state, (), 0)
+    document = {'format': TREE_FORMAT, 'version': TREE_VERSION, 'root': root}
+    text = json.dumps(document, ensure_ascii=False, separators=(',', ':'),
+                      allow_nan=False)
+    return text.encode('utf-8'), walker.leaves
+
+
+# ---------------------------------------------------------------- loading
+
+@dataclass
+class Slot:
+    """A leaf of a loaded tree that a record fills."""
+
+    keys: Tuple[Key, ...]
+    name: str
+    kind: str
+    index: int
+
+
+@dataclass
+class Template:
+    """A validated ``serio.tree``: the nodes by name, and the records it
+    expects, in order."""
+
+    root: Any
+    slots: List[Slot] = field(default_factory=list)
+    nodes: Dict[str, Any] = field(default_factory=dict)
+
+    def check_record(self, slot: Slot, dtype: str, shape: Tuple[int, ...], path: str):
+        """Refuse a record whose element type or rank its leaf cannot have."""
+        want_dtype, want_rank = _KIND_RECORD[slot.kind]
+        wrong = None
+        if want_dtype is not None and dtype != want_dtype:
+            wrong = 'a %s record' % dtype
+        elif want_rank is not None and len(shape) != want_rank:
+            wrong = 'a record of %d dimensions' % len(shape)
+        elif slot.kind in ('ndarray', 'numpy') and dtype == 'bfloat16':
+            wrong = 'a bfloat16 record, which NumPy has no type for'
+        if wrong is not None:
+            raise tree_error(path, slot.keys, '%s cannot be the %s leaf the tree says'
+                             % (wrong, slot.kind))
+
+    def build(self, node: Any, values: List[Any]) -> Any:
+        """The value of a template node, record leaves taken from values."""
+        if isinstance(node, Slot):
+            return values[node.index]
+        if isinstance(node, _Container):
+            if node.kind in ('dict', 'odict'):
+                made = {} if node.kind == 'dict' else collections.OrderedDict()
+                for key, item in node.items:
+                    made[key] = self.build(item, values)
+                return made
+            items = [self.build(item, values) for item in node.items]
+            return items if node.kind == 'list' else tuple(items)
+        return node
+
+    def slots_under(self, node: Any) -> Iterator[Slot]:
+        if isinstance(node, Slot):
+            yield node
+        elif isinstance(node, _Container):
+            for item in node.items:
+                yield from self.slots_under(item[1] if node.kind in ('dict', 'odict') else item)
+
+
+@dataclass
+class _Container:
+    kind: str
+    items: list
+
+
+def tree_error(path: Optional[str], keys: Optional[Tuple[Key, ...]], what: str) -> DataError:
+    """A DataError (SYNTAX) about the serio.tree record of the file."""
+    parts = [] if path is None else [path]
+    key = None
+    if keys is not None:
+        parts.append(describe(keys))
+        # The root has no key path.
+        key = describe(keys) if keys else None
+    message = ': '.join(parts + ['%s: %s' % (TREE_NAME, what)])
+    return DataError(message, SERIO_DOMAIN, int(Serio.Error.SYNTAX), path=path, key=key)
+
+
+def _no_float(text):
+    raise ValueError('a number that is not an integer (%s)' % text)
+
+
+def _no_constant(text):
+    raise ValueError('%s is not JSON' % text)
+
+
+def _pairs(pairs):
+    keys = [key for key, _ in pairs]
+    if len(set(keys)) != len(keys):
+        raise ValueError('a JSON object repeats a member')
+    return dict(pairs)
+
+
+class _Parser:
+    def __init__(self, path: Optional[str]) -> None:
+        self.path = path
+        self.template = Template(None)
+
+    def fail(self, keys, what):
+        return tree_error(self.path, keys, what)
+
+    def text(self, keys, text, what):
+        try:
+            text.encode('utf-8')
+        except UnicodeEncodeError:
+            raise self.fail(keys, '%s holds a lone surrogate, which is not text'
+                            % what) from None
+
+    def node(self, value, keys, depth):
+        if keys:
+            name = name_of(keys)
+            if name in self.template.nodes:
+                raise self.fail(keys, 'two key paths give the record name %r' % name)
+        if value is None or isinstance(value, str):
+            if not keys:
+                raise self.fail(keys, 'the root is not a container')
+            if isinstance(value, str):
+                self.text(keys, value, 'a str')
+            made = value
+        elif not isinstance(value, dict) or len(value) != 1:
+            raise self.fail(keys, 'a node is not null, a string or an object of one member')
+        else:
+            (kind, body), = value.items()
+            if kind == 'leaf':
+                if not keys:
+                    raise self.fail(keys, 'the root is not a container')
+                if body not in KINDS:
+                    raise self.fail(keys, 'unknown leaf kind %r' % (body,))
+                made = Slot(keys, name_of(keys), body, len(self.template.slots))
+                self.template.slots.append(made)
+            elif kind in ('dict', 'odict', 'list', 'tuple'):
+                if depth >= MAX_DEPTH:
+                    raise self.fail(keys, 'containers nested deeper than %d levels' % MAX_DEPTH)
+                if not isinstance(body, list):
+                    raise self.fail(keys, 'a %s is not a JSON array' % kind)
+                made = _Container(kind, [])
+                if keys:
+                    self.template.nodes[name] = made
+                if kind in ('dict', 'odict'):
+                    seen = set()
+                    for pair in body:
+                        if not isinstance(pair, list) or len(pair) != 2:
+                            raise self.fail(keys, 'a dict item is not a [key, node] pair')
+                        key = pair[0]
+                        if type(key) is not str and type(key) is not int:
+                            raise self.fail(keys, 'a key is neither a str nor an int')
+                        if type(key) is str:
+                            self.text(keys, key, 'a key')
+                        if key in seen:
+                            raise self.fail(keys, 'the key %r is repeated' % (key,))
+                        seen.add(key)
+                        made.items.append((key, self.node(pair[1], keys + (key,), depth + 1)))
+                else:
+                    made.items = [self.node(item, keys + (index,), depth + 1)
+                                  for index, item in enumerate(body)]
+                return made
+            else:
+                raise self.fail(keys, 'unknown node %r' % (kind,))
+        if keys:
+            self.template.nodes[name] = made
+        return made
+
+
+def parse(data: bytes, path: Optional[str] = None) -> Template:
+    """Validate the bytes of a ``serio.tree`` record and return its
+    template. Raises :class:`DataError` (SYNTAX) naming the key path for
+    anything it does not accept: not UTF-8, not JSON, a member repeated,
+    a number that is not an integer key, a str holding a lone surrogate,
+    an unknown node, two key paths of the same record name."""
+    parser = _Parser(path)
+    try:
+        text = data.decode('utf-8')
+    except UnicodeDecodeError as error:
+        raise parser.fail(None, 'not UTF-8 (byte %d)' % error.start) from None
+    try:
+        document = json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float,
+                              parse_constant=_no_constant)
+    except RecursionError:
+        raise parser.fail(None, 'nested too deeply') from None
+    except ValueError as error:
+        raise parser.fail(None, 'not valid JSON: %s' % (error,)) from None
+    if not isinstance(document, dict) or set(document) != {'format', 'version', 'root'} \
+            or document['format'] != TREE_FORMAT:
+        raise parser.fail(None, 'not a serio.tree document')
+    if type(document['version']) is not int or document['version'] != TREE_VERSION:
+        raise parser.fail(None, 'version %r, where this serio reads version %d'
+                          % (document['version'], TREE_VERSION))
+    parser.template.root = parser.node(document['root'], (), 0)
+    return parser.template

@@ -1,0 +1,403 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""serio.save()/serio.load() of trees: every leaf type back with its type
+and its bits, the record names C and the CLI see, what is refused (naming
+the key path, nothing written) and what a hostile serio.tree gets.
+
+Bits are compared as bytes (ndarray.tobytes(), struct.pack), never with ==
+on floats. Exits 77 (skip) without NumPy.
+"""
+
+import collections
+import json
+import math
+import os
+import struct
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy
+except ImportError:
+    print('NumPy is not installed (Debian: python3-numpy)', file=sys.stderr)
+    sys.exit(77)
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+import gi
+
+gi.require_version('Serio', '1.0')
+from gi.repository import Gio, GLib, Serio  # noqa: E402
+
+import serio  # noqa: E402
+
+
+def stored_names(path):
+    """The stored names of a file's records, as a C reader sees them."""
+    reader = Serio.Reader.new(Gio.File.new_for_path(path).read(None))
+    names = []
+    while reader.next(None):
+        names.append(reader.get_name())
+        reader.skip_array(None)
+    return names
+
+
+def write_records(path, records, plain=True):
+    """A v1 file of (stored name, values) records, made with the C API."""
+    bundle = Serio.Bundle.new()
+    for name, values in records:
+        bundle.append(name, [float(v) for v in values])
+    flags = Serio.SaveFlags.PLAIN if plain else Serio.SaveFlags.NONE
+    bundle.save_to_file_full(Gio.File.new_for_path(path), flags, None)
+
+
+def tree_record(document):
+    """The serio.tree record of a JSON document (a str or an object)."""
+    text = document if isinstance(document, (str, bytes)) else json.dumps(document)
+    data = text if isinstance(text, bytes) else text.encode('utf-8', 'surrogatepass')
+    return ('serio.tree@uint8[%d]' % len(data), list(data))
+
+
+def tree(root):
+    return {'format': 'serio.tree', 'version': 1, 'root': root}
+
+
+def bits(value):
+    return struct.pack('<d', value)
+
+
+class Base(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+
+    def path(self, name='state.serio'):
+        return os.path.join(self.tmp.name, name)
+
+    def assert_same(self, a, b, where='root'):
+        """a and b are the same tree: the same types all the way down, the
+        same keys in the same order, the same bits at the leaves."""
+        self.assertIs(type(a), type(b), where)
+        if isinstance(a, dict):
+            self.assertEqual([(type(k), k) for k in a], [(type(k), k) for k in b], where)
+            for key in a:
+                self.assert_same(a[key], b[key], '%s.%s' % (where, key))
+        elif isinstance(a, (list, tuple)):
+            self.assertEqual(len(a), len(b), where)
+            for index, (x, y) in enumerate(zip(a, b)):
+                self.assert_same(x, y, '%s.%d' % (where, index))
+        elif isinstance(a, numpy.ndarray) or isinstance(a, numpy.generic):
+            self.assertEqual(a.dtype, b.dtype, where)
+            self.assertEqual(a.shape, b.shape, where)
+            self.assertEqual(numpy.asarray(a).tobytes(), numpy.asarray(b).tobytes(), where)
+        elif torch is not None and isinstance(a, torch.Tensor):
+            self.assertEqual(a.dtype, b.dtype, where)
+            self.assertEqual(tuple(a.shape), tuple(b.shape), where)
+            self.assertEqual(a.reshape(-1).contiguous().view(torch.uint8).numpy().tobytes(),
+                             b.reshape(-1).contiguous().view(torch.uint8).numpy().tobytes(),
+                             where)
+        elif isinstance(a, float):
+            self.assertEqual(bits(a), bits(b), where)
+        else:
+            self.assertEqual(a, b, where)
+
+
+class TestRoundTrip(Base):
+    def every_leaf(self):
+        rng = numpy.random.default_rng(20261201)
+        state = {
+            'f64': rng.standard_normal((2, 3)),
+            'f32': rng.standard_normal(5).astype(numpy.float32),
+            'f16': rng.standard_normal((1, 4)).astype(numpy.float16),
+            'i8': numpy.array([-128, 0, 127], dtype=numpy.int8),
+            'i16': numpy.array([-32768, 32767], dtype=numpy.int16),
+            'i32': numpy.array([[-2 ** 31, 2 ** 31 - 1]], dtype=numpy.int32),
+            'i64': numpy.array([-2 ** 53, 2 ** 53, 2 ** 62, -2 ** 63], dtype=numpy.int64),
+            'u8': numpy.arange(256, dtype=numpy.uint8),
+            'u16': numpy.array([0, 65535], dtype=numpy.uint16),
+            'u32': numpy.array([2 ** 32 - 1], dtype=numpy.uint32),
+            'u64': numpy.array([2 ** 63, 2 ** 53], dtype=numpy.uint64),
+            'bool': numpy.array([[True, False], [False, True]]),
+            'zero-d': numpy.array(0.1),
+            'empty': numpy.zeros((0, 3), dtype=numpy.float32),
+            'specials': numpy.array([-0.0, math.inf, -math.inf, 5e-324]),
+            'np-scalar': numpy.float32(0.1),
+            'np-int': numpy.int64(-7),
+            'np-bool': numpy.bool_(True),
+            'int': 3, 'big-int': 2 ** 60, 'neg-int': -2 ** 53,
+            'float': 0.1, 'neg-zero': -0.0, 'true': True, 'false': False,
+            'none': None, 'str': 'run-1 ✓', 'empty-str': '', 'bytes': b'\x00\xff\n|',
+            'tuple': (1, (2.5, None), []), 'list': [[], {}, ()],
+            0: 'int key', -1: {'x': 1}, 2 ** 70: 'a big int key',
+            'odict': collections.OrderedDict([('b', 1), ('a', 2)]),
+        }
+        if torch is not None:
+            state['tensors'] = {
+                'f32': torch.randn(3, 2),
+                'bf16': torch.tensor([1.0, -2.5, 3.0e38, 1.0 / 128], dtype=torch.bfloat16),
+                'f16': torch.tensor([65504.0, -0.0], dtype=torch.float16),
+                'i64': torch.tensor([2 ** 53, -3]),
+                'u8': torch.tensor([0, 255], dtype=torch.uint8),
+                'bool': torch.tensor([True, False]),
+                'strided': torch.arange(12.0).reshape(3, 4).t(),
+                'zero-d': torch.tensor(3.0),
+            }
+        return state
+
+    def test_every_leaf_type_comes_back_with_its_type_and_bits(self):
+        state = self.every_leaf()
+        for sealed in (True, False):
+            serio.save(self.path(), state, sealed=sealed)
+            self.assert_same(state if torch is None else self.contiguous(state),
+                             serio.load(self.path()))
+
+    def contiguous(self, state):
+        # A transposed tensor comes back in C order with the same values.
+        state = dict(state)
+        state['tensors'] = dict(state['tensors'])
+        state['tensors']['strided'] = state['tensors']['strided'].contiguous()
+        return state
+
+    def test_the_file_is_plain_v1_and_every_leaf_a_record_by_name(self):
+        state = {'model': {'fc.weight': numpy.zeros((2, 3), dtype=numpy.float32)},
+                 'optimizer': {'state': {0: {'exp_avg': numpy.zeros(10, numpy.float32),
+                                             'step': 3}},
+                               'param_groups': [{'lr': 0.5, 'betas': (0.9, 0.999),
+                                                 'name': 'g', 'foreach': None}]},
+                 'epoch': 3, 'flag': True, 'mask': numpy.ones(2, dtype=bool)}
+        serio.save(self.path(), state, sealed=False)
+        names = stored_names(self.path())
+        self.assertTrue(names[0].startswith('serio.tree@uint8['), names)
+        self.assertEqual(names[1:], [
+            'model.fc.weight@float32[2x3]',
+            'optimizer.state.0.exp_avg@float32[10]',
+            'optimizer.state.0.step@int64[]',
+            'optimizer.param_groups.0.lr[]',
+            'optimizer.param_groups.0.betas.0[]',
+            'optimizer.param_groups.0.betas.1[]',
+            'epoch@int64[]',
+            'flag@bool[]',
+            'mask@bool[2]',
+        ])
+        # Each a plain v1 record of exact tokens: a reader that knows
+        # nothing of types reads the values as float64.
+        bundle = Serio.Bundle.from_file(Gio.File.new_for_path(self.path()), None)
+        index = [bundle.get_name(i) for i in range(bundle.get_n_arrays())].index(
+            'optimizer.param_groups.0.lr[]')
+        self.assertEqual(bundle.get_bytes(index).get_data(), struct.pack('=d', 0.5))
+        with open(self.path(), encoding='utf-8') as f:
+            self.assertIn('v1|epoch@int64[]|1|3\n', f.read())
+
+    def test_keys_are_escaped_in_names_and_come_back_whole(self):
+        state = {'a.b': 1, 'w@int8': 2.5, 'x[2]': 3, 'p|q': 4, 'per%cent': 5, 'l\nf': 6,
+                 'serio': {'tree': 7}, 'serio.sealed': 8, '': 9, 'ü': 10}
+        serio.save(self.path(), state, sealed=False)
+        names = stored_names(self.path())[1:]
+        self.assertEqual(names, ['a.b@int64[]', 'w%40int8[]', 'x%5B2%5D@int64[]',
+                                 'p%7Cq@int64[]', 'per%25cent@int64[]', 'l%0Af@int64[]',
+                                 '%73erio.tree@int64[]', '%73erio.sealed@int64[]',
+                                 '@int64[]', 'ü@int64[]'])
+        self.assert_same(state, serio.load(self.path()))
+
+    def test_names_loads_subtrees_and_leaves_only(self):
+        state = {'model': {'w': numpy.arange(3.0)}, 'epoch': 4, 'name': 'r',
+                 'optimizer': {'state': {0: {'m': numpy.ones(2, numpy.float32)}}}}
+        serio.save(self.path(), state)
+        got = serio.load(self.path(), names=['model', 'optimizer.state.0.m', 'name'])
+        self.assert_same({'model': state['model'],
+                          'optimizer.state.0.m': state['optimizer']['state'][0]['m'],
+                          'name': 'r'}, got)
+        with self.assertRaises(KeyError) as caught:
+            serio.load(self.path(), names=['model', 'nope'])
+        self.assertIn("'nope'", str(caught.exception))
+        with self.assertRaises(TypeError):
+            serio.load(self.path(), names='model')
+
+    def test_a_flat_file_loads_as_a_dict_of_arrays(self):
+        write_records(self.path(), [('w[2x2]', [1, 2, 3, 4]), ('b', [0.5]),
+                                    ('i@int16[2]', [-1, 7]), ('w[4]', [9, 9, 9, 9])])
+        got = serio.load(self.path())
+        self.assertEqual(list(got), ['w', 'b', 'i'])
+        self.assert_same(numpy.array([[1.0, 2], [3, 4]]), got['w'])
+        self.assert_same(numpy.array([0.5]), got['b'])
+        self.assert_same(numpy.array([-1, 7], dtype=numpy.int16), got['i'])
+        self.assert_same({'b': numpy.array([0.5])}, serio.load(self.path(), names=['b']))
+
+    def test_serio_numpy_savez_and_load(self):
+        w = numpy.arange(6, dtype=numpy.float32).reshape(2, 3)
+        serio.numpy.savez(self.path(), w, mask=numpy.array([True, False]))
+        self.assertEqual(stored_names(self.path()), ['arr_0@float32[2x3]', 'mask@bool[2]'])
+        got = serio.numpy.load(self.path())
+        self.assert_same({'arr_0': w, 'mask': numpy.array([True, False])}, got)
+        # A tree file, as records by key path.
+        serio.save(self.path(), {'m': {'w': w}, 'n': 2})
+        self.assert_same({'m.w': w, 'n': numpy.array(2)}, serio.numpy.load(self.path()))
+
+
+class TestRefused(Base):
+    def assert_refused(self, state, key, *words):
+        path = self.path()
+        with open(path, 'w', encoding='ascii') as f:
+            f.write('old\n')
+        with self.assertRaises(serio.UnstorableError) as caught:
+            serio.save(path, state)
+        error = caught.exception
+        self.assertIsInstance(error, TypeError)
+        self.assertIsInstance(error, ValueError)
+        self.assertIsInstance(error, GLib.Error)
+        self.assertEqual(error.key, key)
+        self.assertTrue(str(error).startswith(key + ': '), str(error))
+        for word in words:
+            self.assertIn(word, str(error))
+        with open(path, encoding='ascii') as f:
+            self.assertEqual(f.read(), 'old\n')
+        self.assertEqual(os.listdir(self.tmp.name), ['state.serio'])
+
+    def test_what_cannot_be_stored_exactly_is_refused_by_key_path(self):
+        self.assert_refused({'optimizer': {'state': {0: {'step': 2 ** 53 + 1}}}},
+                            'optimizer.state.0.step', '9007199254740993')
+        self.assert_refused({'a': [1, 2 ** 63]}, 'a.1', str(2 ** 63))
+        self.assert_refused({'a': {'b': object()}}, 'a.b', 'object')
+        self.assert_refused({'c': numpy.array([1j])}, 'c', 'complex128')
+        self.assert_refused({'o': numpy.array(['x'], dtype=object)}, 'o', 'object')
+        self.assert_refused({'l': numpy.array([1.0], dtype=numpy.longdouble)}, 'l')
+        self.assert_refused({'u': numpy.array([2 ** 53 + 1], dtype=numpy.uint64)}, 'u',
+                            '9007199254740993')
+        self.assert_refused({'s': 'a\ud800b'}, 's', 'surrogate')
+        self.assert_refused({'k': {'\udc80': 1}}, 'k.\udc80', 'surrogate')
+        self.assert_refused({'k': {1.5: 1}}, 'k', 'float key')
+        self.assert_refused({'k': {True: 1}}, 'k', 'bool key')
+        self.assert_refused({'ba': bytearray(b'x')}, 'ba', 'bytearray')
+        self.assert_refused({'a.b': 1, 'a': {'b': 2}}, 'a.b', 'same record name')
+        self.assert_refused({0: 1, '0': 2}, '0', 'same record name')
+        deep = {}
+        node = deep
+        for _ in range(100):
+            node['x'] = {}
+            node = node['x']
+        self.assert_refused(deep, '.'.join(['x'] * 64), 'nested deeper')
+        loop = {}
+        loop['self'] = loop
+        self.assert_refused(loop, '.'.join(['self'] * 64), 'a cycle')
+        with self.assertRaises(serio.UnstorableError):
+            serio.save(self.path(), numpy.zeros(3))
+
+    @unittest.skipIf(torch is None, 'PyTorch is not installed (Debian: python3-torch)')
+    def test_tensors_that_cannot_be_stored_are_refused(self):
+        self.assert_refused({'t': torch.tensor([2 ** 53 + 1])}, 't', '9007199254740993')
+        self.assert_refused({'t': torch.tensor([1 + 2j])}, 't', 'complex')
+        self.assert_refused({'t': torch.eye(2).to_sparse()}, 't', 'sparse')
+
+
+class TestHostileTree(Base):
+    """What a serio.tree that lies or is not well formed gets: a DataError
+    (a ValueError) naming the file, and the key path where there is one."""
+
+    def assert_invalid(self, records, *words, key=None):
+        write_records(self.path(), records)
+        with self.assertRaises(serio.DataError) as caught:
+            serio.load(self.path())
+        error = caught.exception
+        self.assertIsInstance(error, ValueError)
+        self.assertTrue(str(error).startswith(self.path() + ': '), str(error))
+        self.assertEqual(error.key, key)
+        for word in words:
+            self.assertIn(word, str(error))
+        return error
+
+    def test_malformed_documents(self):
+        leaf = {'dict': [['x', {'leaf': 'int'}]]}
+        int_record = ('x@int64[]', [1])
+        self.assert_invalid([tree_record(b'{"format"\xff')], 'not UTF-8')
+        self.assert_invalid([tree_record('{"format": ')], 'not valid JSON')
+        self.assert_invalid([tree_record(json.dumps(tree(leaf))[:-1] + ',"root":1}')],
+                            'repeats a member')
+        self.assert_invalid([tree_record(dict(tree(leaf), extra=1))], 'not a serio.tree')
+        self.assert_invalid([tree_record(dict(tree(leaf), version=2))], 'version 2')
+        self.assert_invalid([tree_record(tree({'leaf': 'int'}))], 'root')
+        self.assert_invalid([tree_record(tree({'dict': [[1.5, None]]}))], 'not an integer')
+        self.assert_invalid([tree_record(tree({'dict': [[True, None]]}))],
+                            'neither a str nor an int')
+        self.assert_invalid([tree_record(tree({'dict': [['a', None], ['a', None]]}))],
+                            'repeated')
+        self.assert_invalid([tree_record(tree({'dict': [['a', {'leaf': 'pickle'}]]}))],
+                            "'pickle'", key='a')
+        self.assert_invalid([tree_record(tree({'dict': [['a', {'set': []}]]}))], 'unknown node',
+                            key='a')
+        self.assert_invalid([tree_record(tree({'dict': [['a', 1]]}))], 'a node', key='a')
+        self.assert_invalid([tree_record('{"format":"serio.tree","version":1,"root":'
+                                         '{"dict":[["a","\\ud800"]]}}')],
+                            'surrogate', key='a')
+        self.assert_invalid([tree_record('{"format":"serio.tree","version":1,"root":'
+                                         '{"dict":[["\\udfff",null]]}}')], 'surrogate')
+        self.assert_invalid([tree_record(tree({'dict': [['a.b', None],
+                                                        ['a', {'dict': [['b', None]]}]]}))],
+                            'the record name', key='a.b')
+        deep = {'leaf': 'int'}
+        for _ in range(100):
+            deep = {'list': [deep]}
+        self.assert_invalid([tree_record(tree(deep))], 'nested', key='.'.join(['0'] * 64))
+        self.assert_invalid([tree_record(tree(leaf)), int_record, int_record],
+                            'not in the tree')
+        self.assert_invalid([tree_record(tree(leaf))], 'ends before', key='x')
+
+    def test_records_that_the_tree_does_not_describe(self):
+        leaf = tree({'dict': [['x', {'leaf': 'int'}], ['y', {'leaf': 'bytes'}]]})
+        self.assert_invalid([tree_record(leaf), ('y@uint8[1]', [1]), ('x@int64[]', [1])],
+                            "'y@uint8[1]'", key='x')
+        self.assert_invalid([tree_record(leaf), ('x[]', [1]), ('y@uint8[1]', [1])],
+                            'float64 record', key='x')
+        self.assert_invalid([tree_record(leaf), ('x@int64[1]', [1]), ('y@uint8[1]', [1])],
+                            '1 dimensions', key='x')
+        self.assert_invalid([tree_record(leaf), ('x@int64[]', [1]), ('y@int8[1]', [1])],
+                            'int8 record', key='y')
+        self.assert_invalid([('x@int64[]', [1]), tree_record(leaf)], 'first')
+
+    def test_values_that_do_not_fit_their_type_name_the_key(self):
+        doc = tree({'dict': [['opt', {'dict': [['step', {'leaf': 'int'}]]}]]})
+        error = self.assert_invalid([tree_record(doc), ('opt.step@int64[]', [0.5])],
+                                    key='opt.step')
+        self.assertEqual(error.code, int(Serio.Error.DOMAIN))
+
+
+class TestLegacy(Base):
+    """Files of the old Serio.save(): a serio.dtypes table first."""
+
+    def test_the_table_is_applied(self):
+        write_records(self.path(), [('serio.dtypes', [1, 4, 12, 13, 0]), ('w[2]', [0.5, -2]),
+                                    ('i', [2 ** 53]), ('m', [1, 0]), ('s', [72, 105]),
+                                    ('d', [0.1])])
+        got = serio.load(self.path())
+        self.assert_same({'w': numpy.array([0.5, -2], dtype=numpy.float32),
+                          'i': numpy.array([2 ** 53], dtype=numpy.int64),
+                          'm': numpy.array([True, False]), 's': 'Hi',
+                          'd': numpy.array([0.1])}, got)
+
+    def assert_invalid(self, records, key, *words):
+        write_records(self.path(), records)
+        with self.assertRaises(serio.DataError) as caught:
+            serio.load(self.path())
+        self.assertEqual(caught.exception.key, key)
+        for word in words:
+            self.assertIn(word, str(caught.exception))
+
+    def test_strings_are_code_points_of_characters(self):
+        self.assert_invalid([('serio.dtypes', [13]), ('s', [72.9, 105.2])], 's', '72.9')
+        self.assert_invalid([('serio.dtypes', [13]), ('s', [72, 0xD800])], 's', 'value 2')
+        self.assert_invalid([('serio.dtypes', [13]), ('s', [0x110000])], 's', 'code point')
+        self.assert_invalid([('serio.dtypes', [13]), ('s', [-1])], 's', 'code point')
+
+    def test_a_bad_table_is_refused(self):
+        self.assert_invalid([('serio.dtypes', [1.5]), ('w', [1])], 'serio.dtypes', '1.5')
+        self.assert_invalid([('serio.dtypes', [14]), ('w', [1])], 'serio.dtypes', '14')
+        self.assert_invalid([('serio.dtypes', [1, 1]), ('w', [1])], 'serio.dtypes', '2 codes')
+        self.assert_invalid([('serio.dtypes', [1]), ('w', [1]), ('v', [1])], 'serio.dtypes')
+        self.assert_invalid([('serio.dtypes', [1]), ('w', [0.1])], 'w', 'float32')
+        self.assert_invalid([('serio.dtypes', [7]), ('w', [300])], 'w', 'int8')
+
+
+if __name__ == '__main__':
+    unittest.main()
