@@ -73,7 +73,7 @@ _NUMBERS = (int, float, numpy.integer, numpy.floating)
 _NOT_STATE = frozenset(('_sklearn_output_config', '_metadata_request'))
 # The tags of the one-key dicts that stand for values other than plain
 # leaves (a dict of the estimator's own is stored under 'dict').
-_TAGS = ('dict', 'numpy', 'scalars', 'strings', 'random_state', 'estimator',
+_TAGS = ('dict', 'scalars', 'strings', 'random_state', 'estimator',
          'optimizer')
 
 
@@ -147,7 +147,7 @@ def _encode_value(value: Any, where: str) -> Any:
         if numpy.dtype(value.dtype).newbyteorder('=') not in _DTYPES:
             raise _Refused('%s: a numpy %s is not a number that can be stored'
                            % (where, value.dtype))
-        return {'numpy': numpy.asarray(value)}
+        return value  # serio keeps a NumPy scalar's type
     if (type(value) is list and value and isinstance(value[0], numpy.generic)
             and all(type(item) is type(value[0]) for item in value)
             and value[0].dtype in _DTYPES):
@@ -219,9 +219,9 @@ def _decode_value(value: Any, where: str) -> Any:
     optimizers are refused here (only _SPECIAL attributes take them)."""
     if type(value) in _PLAIN:
         return value
-    if isinstance(value, numpy.ndarray):
+    if isinstance(value, (numpy.ndarray, numpy.generic)):
         if value.dtype not in _DTYPES:
-            raise ValueError('%s: a %s array is not one this module writes'
+            raise ValueError('%s: a %s value is not one this module writes'
                              % (where, value.dtype))
         return value
     if type(value) in (list, tuple):
@@ -235,8 +235,6 @@ def _decode_value(value: Any, where: str) -> Any:
     if tag == 'dict' and type(body) is dict:
         return {key: _decode_value(item, '%s[%r]' % (where, key))
                 for key, item in body.items()}
-    if tag == 'numpy' and isinstance(body, numpy.ndarray) and body.shape == ():
-        return _decode_value(body, where)[()]
     if tag == 'scalars' and isinstance(body, numpy.ndarray) and body.ndim == 1:
         return list(_decode_value(body, where))
     if tag == 'strings':
@@ -529,6 +527,15 @@ _DELETE = object()
 
 # ------------------------------------------------------------ public API
 
+def _check_estimator(estimator: Any, function: str) -> None:
+    if isinstance(estimator, type):
+        raise TypeError('serio.sklearn.%s() needs an estimator, not the class %s:'
+                        ' %s(...)' % (function, estimator.__name__, estimator.__name__))
+    if not hasattr(estimator, 'get_params'):
+        raise TypeError('serio.sklearn.%s() needs a scikit-learn estimator, not a %s'
+                        % (function, type(estimator).__name__))
+
+
 def save(path: PathType, estimator: Any) -> None:
     """Save the fitted state of a scikit-learn estimator to path.
 
@@ -551,10 +558,8 @@ def save(path: PathType, estimator: Any) -> None:
     ValueError when the state holds no array at all. In each case nothing
     is written (a file already at path is left as it was).
     """
+    _check_estimator(estimator, 'save')
     where = type(estimator).__name__
-    if not hasattr(estimator, 'get_params'):
-        raise TypeError('serio.sklearn.save() needs a scikit-learn estimator, not'
-                        ' a %s' % where)
     tree = {'format': FORMAT, 'version': FORMAT_VERSION,
             'sklearn': sklearn.__version__,
             'estimator': _encode_estimator(estimator, where)}
@@ -589,6 +594,7 @@ def load(path: PathType, estimator: E, *, allow_other_version: bool = False) -> 
     the estimator; nothing is set on estimator then. Errors of reading the
     file are those of :func:`serio.load`.
     """
+    _check_estimator(estimator, 'load')
     name = _describe(path)
     tree = _serio.load(path)
     _check_keys(tree, ('format', 'version', 'sklearn', 'estimator'), name)
@@ -602,9 +608,6 @@ def load(path: PathType, estimator: E, *, allow_other_version: bool = False) -> 
         if not allow_other_version:
             raise ValueError(message + ' (allow_other_version=True loads it anyway)')
         warnings.warn(message, SklearnVersionWarning, stacklevel=2)
-    if not hasattr(estimator, 'get_params'):
-        raise TypeError('serio.sklearn.load() needs a scikit-learn estimator, not'
-                        ' a %s' % type(estimator).__name__)
     actions: list = []
     _plan(estimator, tree['estimator'], '%s: %s' % (name, type(estimator).__name__),
           actions)

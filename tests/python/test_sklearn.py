@@ -110,18 +110,25 @@ class TestRoundTrip(Case):
 
     def test_readme_one_liner(self):
         x, y = data()
-        clf = fitted(MLPClassifier(hidden_layer_sizes=(32,), max_iter=20,
-                                   random_state=0), x, y)
-        expected = clf.predict(x)
+        clf = fitted(MLPClassifier(hidden_layer_sizes=(32,)), x, y)
+        expected = clf.predict(x), clf.predict_proba(x)
         cwd = os.getcwd()
         os.chdir(self.dir.name)
         self.addCleanup(os.chdir, cwd)
         serio.sklearn.save("mlp.serio", clf)
         with warnings.catch_warnings():
-            # max_iter and random_state differ from the defaults below.
-            warnings.simplefilter('ignore', UserWarning)
+            warnings.simplefilter('error')
             clf = serio.sklearn.load("mlp.serio", MLPClassifier(hidden_layer_sizes=(32,)))
-        self.assertSameBytes(clf.predict(x), expected)
+            self.assertSameBytes(clf.predict(x), expected[0])
+            self.assertSameBytes(clf.predict_proba(x), expected[1])
+
+    def test_class_or_other_object_refused(self):
+        x, y = data()
+        serio.sklearn.save(self.path, fitted(mlp(), x, y))
+        with self.assertRaisesRegex(TypeError, r'not the class MLPClassifier'):
+            serio.sklearn.load(self.path, MLPClassifier)
+        with self.assertRaisesRegex(TypeError, 'not a dict'):
+            serio.sklearn.save(self.path, {'coefs_': numpy.zeros(3)})
 
     def test_estimators(self):
         x, y = data()
