@@ -36,6 +36,8 @@ from sklearn.preprocessing import LabelBinarizer
 from sklearn.utils.validation import check_is_fitted
 
 import serio as _serio
+from serio._errors import SERIO_DOMAIN, DataError, UnstorableError
+from gi.repository import Serio
 
 try:  # private scikit-learn modules: the optimizers an MLP trains with
     from sklearn.neural_network import MLPClassifier
@@ -433,8 +435,8 @@ def _encode_estimator(estimator: Any, where: str) -> Dict[str, Any]:
         except _Refused as error:
             refused.append(str(error))
     if refused:
-        raise TypeError('%s: fitted state that cannot be saved as arrays, so'
-                        ' nothing was saved: %s' % (where, '; '.join(refused)))
+        raise UnstorableError('%s: fitted state that cannot be saved as arrays, so'
+                              ' nothing was saved: %s' % (where, '; '.join(refused)))
     node['state'] = state
     return node
 
@@ -470,7 +472,7 @@ def _plan(target: Any, node: Any, where: str, actions: list,
     if differ:
         warnings.warn('%s: the %s has other hyper-parameters than the saved one;'
                       ' its own are kept: %s' % (where, type(target).__name__,
-                                                 ', '.join(differ)), stacklevel=3)
+                                                 ', '.join(differ)), stacklevel=4)
     children = _children(target)
     for parameter in ('steps', 'transformer_list'):
         if (children is None or children[0] != parameter) and parameter in node:
@@ -502,7 +504,7 @@ def _plan(target: Any, node: Any, where: str, actions: list,
                if type(name) is not str or not _fitted_name(name)
                or name in before or hasattr(type(target), name)]
     if refused:
-        raise ValueError('%s: %s cannot be restored into a %s: not fitted state (a'
+        raise ValueError('%s: %s cannot be restored into this %s: not fitted state (a'
                          ' hyper-parameter, a method or not a fitted name); nothing'
                          ' was loaded' % (where, ', '.join(map(repr, refused)),
                                           type(target).__name__))
@@ -540,7 +542,7 @@ def save(path: PathType, estimator: Any) -> None:
     """Save the fitted state of a scikit-learn estimator to path.
 
     estimator is a fitted estimator, a ``Pipeline`` or a ``FeatureUnion``
-    (saved step by step: each step's fitted state, under the step's name).
+    (saved step by step: each step's fitted state, with the step's name).
     The file records each estimator's class (module and qualified name),
     the hyper-parameters that are plain values (only to warn, on load,
     when they differ), and the scikit-learn version. It is written by
@@ -553,9 +555,10 @@ def save(path: PathType, estimator: Any) -> None:
     ``_label_binarizer`` and an MLP's ``_optimizer``).
 
     Raises :class:`sklearn.exceptions.NotFittedError` (a ValueError) for an
-    estimator or step that is not fitted, TypeError naming every attribute
-    that is not arrays or numbers (a random forest's ``estimators_``), and
-    ValueError when the state holds no array at all. In each case nothing
+    estimator or step that is not fitted, :class:`serio.UnstorableError` (a
+    TypeError and a ValueError) naming every attribute that is not arrays
+    or numbers (a random forest's ``estimators_``), ValueError when the
+    state holds no array at all, and the errors of :func:`serio.save`. In each case nothing
     is written (a file already at path is left as it was).
     """
     _check_estimator(estimator, 'save')
@@ -584,19 +587,38 @@ def load(path: PathType, estimator: E, *, allow_other_version: bool = False) -> 
     are kept). The loaded estimator predicts, transforms and
     ``partial_fit``\\ s as the saved one did, bit for bit.
 
-    A file saved by another scikit-learn version is refused (ValueError
-    naming both versions), since the fitted state a class keeps can change
+    A file saved by another scikit-learn version is refused (naming both
+    versions), since the fitted state a class keeps can change
     between versions; with ``allow_other_version=True`` it is loaded with a
     :class:`SklearnVersionWarning`.
 
-    Raises ValueError, naming the file and the key, for a file that is not
-    an estimator's, of another class (naming both), or that does not fit
-    the estimator; nothing is set on estimator then. Errors of reading the
-    file are those of :func:`serio.load`.
+    Raises :class:`serio.DataError` (a ValueError), naming the file and
+    the place in it, for a file that is not an estimator's, of another
+    class (naming both), of another version, or that does not fit the
+    estimator; nothing is set on estimator then. Errors of reading the
+    file are those of :func:`serio.load`; TypeError for an estimator that
+    is not one (a class, not an instance).
     """
     _check_estimator(estimator, 'load')
     name = _describe(path)
     tree = _serio.load(path)
+    try:
+        actions = _load_actions(name, tree, estimator, allow_other_version)
+    except ValueError as error:
+        raise DataError(str(error), SERIO_DOMAIN, int(Serio.Error.SYNTAX),
+                        path=name) from None
+    for target, attribute, value in actions:
+        if value is _DELETE:
+            delattr(target, attribute)
+        else:
+            setattr(target, attribute, value)
+    return estimator
+
+
+def _load_actions(name: str, tree: Any, estimator: Any,
+                  allow_other_version: bool) -> list:
+    """What load() does to estimator, checked all through: ValueError
+    where the file does not fit."""
     _check_keys(tree, ('format', 'version', 'sklearn', 'estimator'), name)
     if tree['format'] != FORMAT or tree['version'] != FORMAT_VERSION:
         raise ValueError('%s: not a %s file of version %d (format %r, version %r)'
@@ -607,13 +629,8 @@ def load(path: PathType, estimator: E, *, allow_other_version: bool = False) -> 
                    % (name, tree['sklearn'], sklearn.__version__))
         if not allow_other_version:
             raise ValueError(message + ' (allow_other_version=True loads it anyway)')
-        warnings.warn(message, SklearnVersionWarning, stacklevel=2)
+        warnings.warn(message, SklearnVersionWarning, stacklevel=3)
     actions: list = []
     _plan(estimator, tree['estimator'], '%s: %s' % (name, type(estimator).__name__),
           actions)
-    for target, attribute, value in actions:
-        if value is _DELETE:
-            delattr(target, attribute)
-        else:
-            setattr(target, attribute, value)
-    return estimator
+    return actions

@@ -222,7 +222,7 @@ class TestRefused(Case):
         x, y = data()
         forest = RandomForestClassifier(n_estimators=2, max_depth=2,
                                         random_state=0).fit(x, y)
-        with self.assertRaisesRegex(TypeError, r'\bestimators_\b'):
+        with self.assertRaisesRegex(serio.UnstorableError, r'\bestimators_\b'):
             serio.sklearn.save(self.path, forest)
         self.assertNoFile()
 
@@ -251,8 +251,9 @@ class TestHostile(Case):
     def test_other_class(self):
         serio.sklearn.save(self.path, LogisticRegression().fit(self.x, self.y))
         target = mlp()
-        with self.assertRaises(ValueError) as caught:
+        with self.assertRaises(serio.DataError) as caught:
             serio.sklearn.load(self.path, target)
+        self.assertEqual(caught.exception.path, self.path)
         self.assertIn('sklearn.linear_model._logistic.LogisticRegression', str(caught.exception))
         self.assertIn('sklearn.neural_network._multilayer_perceptron.MLPClassifier',
                       str(caught.exception))
