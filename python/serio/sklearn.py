@@ -10,11 +10,12 @@ One line each way::
 estimator: the attributes that fitting set (``coefs_``, ``classes_``, and
 the private ones a class needs to predict and to go on training, such as
 an ``MLPClassifier``'s label binarizer and optimizer), with the class and
-the scikit-learn version. A ``Pipeline`` or a ``FeatureUnion`` is saved
-step by step. :func:`load` restores that state into an estimator that you
-make, with your hyper-parameters: nothing in the file is ever applied as a
-hyper-parameter, a method or any other attribute of the class, and no class
-named in the file is ever imported or made.
+the scikit-learn version. A ``Pipeline``, a ``FeatureUnion`` or a
+``ColumnTransformer`` is saved step by step. :func:`load` restores that
+state into an estimator that you make, with your hyper-parameters: nothing
+in the file is ever applied as a hyper-parameter, a method or any other
+attribute of the class, and no class named in the file is ever imported or
+made.
 
 What cannot be stored as numbers, arrays or text (the trees of a random
 forest, a loss object, a callable) is refused, naming the attribute, and
@@ -31,8 +32,10 @@ import numpy
 import sklearn
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
+from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import FeatureUnion, Pipeline
-from sklearn.preprocessing import LabelBinarizer
+from sklearn.preprocessing import FunctionTransformer, LabelBinarizer
+from sklearn.utils._set_output import _get_output_config
 from sklearn.utils.validation import check_is_fitted
 
 import serio as _serio
@@ -75,7 +78,7 @@ _NUMBERS = (int, float, numpy.integer, numpy.floating)
 _NOT_STATE = frozenset(('_sklearn_output_config', '_metadata_request'))
 # The tags of the one-key dicts that stand for values other than plain
 # leaves (a dict of the estimator's own is stored under 'dict').
-_TAGS = ('dict', 'scalars', 'strings', 'random_state', 'estimator',
+_TAGS = ('dict', 'scalars', 'slice', 'strings', 'random_state', 'estimator',
          'optimizer')
 
 
@@ -167,6 +170,10 @@ def _encode_value(value: Any, where: str) -> Any:
                          for key, item in value.items()}}
     if type(value) is numpy.random.RandomState:
         return _encode_random_state(value, where)
+    if type(value) is slice:
+        return {'slice': [_encode_value(part, where + '.' + field) for part, field
+                          in ((value.start, 'start'), (value.stop, 'stop'),
+                              (value.step, 'step'))]}
     if hasattr(value, 'get_params'):
         raise _Refused('%s: a %s, an estimator held as fitted state, which this'
                        ' module does not rebuild' % (where, _class_name(type(value))))
@@ -243,6 +250,9 @@ def _decode_value(value: Any, where: str) -> Any:
         return _decode_strings(body, where)
     if tag == 'random_state':
         return _decode_random_state(body, where)
+    if tag == 'slice' and type(body) is list and len(body) == 3 and all(
+            part is None or type(part) is int for part in body):
+        return slice(*body)
     raise ValueError('%s: a %r value is not allowed here' % (where, tag))
 
 
@@ -357,7 +367,123 @@ def _decode_n_threads(owner: Any, value: Any, state: Dict[str, Any],
     return _openmp_effective_n_threads()
 
 
-_SPECIAL: Dict[str, _Special] = {}
+def _encode_placed(owner: Any, step: Any, where: str) -> Any:
+    """A ColumnTransformer's transformer: 'drop', 'passthrough', None for
+    the unfitted estimator of its parameters (its columns are empty), or
+    the fitted clone's node."""
+    if isinstance(step, str):
+        return step
+    if any(step is given for given in _column_parameters(owner).values()):
+        return None
+    return _encode_estimator(step, where)
+
+
+def _column_parameters(owner: Any) -> Dict[str, Any]:
+    """name -> the transformer a ColumnTransformer was given for it."""
+    given = {name: step for name, step, _ in owner.transformers}
+    given['remainder'] = owner.remainder
+    return given
+
+
+def _decode_placed(owner: Any, name: Any, saved: Any, where: str, actions: list) -> Any:
+    given = _column_parameters(owner)
+    if type(name) is not str or name not in given:
+        raise ValueError('%s: the file has a transformer %r, this ColumnTransformer'
+                         ' has none of that name' % (where, name))
+    step = given[name]
+    if isinstance(saved, str) or isinstance(step, str):
+        if saved != step:
+            raise ValueError('%s: the file holds %s, this ColumnTransformer has %r'
+                             % (where, repr(saved) if isinstance(saved, str)
+                                else 'an estimator', step))
+        return step
+    if saved is None:
+        return step
+    fitted_step = clone(step)
+    _plan(fitted_step, saved, where, actions, fresh=True)
+    return fitted_step
+
+
+def _encode_transformers(owner: Any, value: Any, where: str) -> Any:
+    if type(value) is not list or not all(type(t) is tuple and len(t) == 3 for t in value):
+        raise _Refused('%s: not a list of (name, transformer, columns)' % where)
+    return [{'name': name,
+             'transformer': _encode_placed(owner, step, '%s[%r]' % (where, name)),
+             'columns': _encode_value(columns, '%s[%r].columns' % (where, name))}
+            for name, step, columns in value]
+
+
+def _decode_transformers(owner: Any, value: Any, state: Dict[str, Any],
+                         where: str, actions: list) -> Any:
+    names = [name for name, _, _ in owner.transformers]
+    if type(value) is not list or [entry.get('name') if type(entry) is dict else None
+                                   for entry in value] not in (names, names + ['remainder']):
+        raise ValueError('%s: the file does not hold the transformers %s (and the'
+                         ' remainder) of this ColumnTransformer' % (where, names))
+    result = []
+    for entry in value:
+        at = '%s[%r]' % (where, entry['name'])
+        _check_keys(entry, ('name', 'transformer', 'columns'), at)
+        result.append((entry['name'],
+                       _decode_placed(owner, entry['name'], entry['transformer'], at, actions),
+                       _decode_value(entry['columns'], at + '.columns')))
+    return result
+
+
+def _encode_remainder(owner: Any, value: Any, where: str) -> Any:
+    if type(value) is not tuple or len(value) != 3 or value[0] != 'remainder':
+        raise _Refused('%s: not a (\'remainder\', transformer, columns)' % where)
+    return {'transformer': _encode_placed(owner, value[1], where),
+            'columns': _encode_value(value[2], where + '.columns')}
+
+
+def _decode_remainder(owner: Any, value: Any, state: Dict[str, Any],
+                      where: str, actions: list) -> Any:
+    _check_keys(value, ('transformer', 'columns'), where)
+    if not (value['transformer'] is None or isinstance(value['transformer'], str)):
+        raise ValueError('%s: the remainder is kept unfitted here' % where)
+    return ('remainder', _decode_placed(owner, 'remainder', value['transformer'],
+                                        where, actions),
+            _decode_value(value['columns'], where + '.columns'))
+
+
+def _passthrough(owner: Any) -> Any:
+    # As ColumnTransformer._iter(replace_strings=True) makes it.
+    return FunctionTransformer(accept_sparse=True, check_inverse=False,
+                               feature_names_out='one-to-one').set_output(
+        transform=_get_output_config('transform', owner)['dense'])
+
+
+def _encode_passthroughs(owner: Any, value: Any, where: str) -> Any:
+    if type(value) is not dict or not all(
+            type(step) is FunctionTransformer for step in value.values()):
+        raise _Refused('%s: not a dict of FunctionTransformers' % where)
+    return {'dict': {name: _encode_estimator(step, '%s[%r]' % (where, name))
+                     for name, step in value.items()}}
+
+
+def _decode_passthroughs(owner: Any, value: Any, state: Dict[str, Any],
+                         where: str, actions: list) -> Any:
+    if type(value) is not dict or _tag(value, where)[0] != 'dict':
+        raise ValueError('%s: a dict is needed here' % where)
+    given = _column_parameters(owner)
+    result = {}
+    for name, node in value['dict'].items():
+        if given.get(name) != 'passthrough':
+            raise ValueError('%s: %r is not a passthrough of this ColumnTransformer'
+                             % (where, name))
+        result[name] = _passthrough(owner)
+        _plan(result[name], node, '%s[%r]' % (where, name), actions, fresh=True)
+    return result
+
+
+_SPECIAL: Dict[str, _Special] = {
+    'transformers_': _Special(ColumnTransformer, _encode_transformers,
+                              _decode_transformers),
+    '_remainder': _Special(ColumnTransformer, _encode_remainder, _decode_remainder),
+    '_name_to_fitted_passthrough': _Special(ColumnTransformer, _encode_passthroughs,
+                                            _decode_passthroughs),
+}
 if MLPClassifier is not None:
     _SPECIAL['_label_binarizer'] = _Special(
         MLPClassifier, _encode_label_binarizer, _decode_label_binarizer)
@@ -454,7 +580,8 @@ def _count_arrays(tree: Any) -> int:
 def _plan(target: Any, node: Any, where: str, actions: list,
           fresh: bool = False) -> None:
     """Check node against target and add to actions the (object, name,
-    value) to set (value _DELETE to remove a stale attribute); raises
+    value) to set (value _DELETE to remove a stale attribute; (None,
+    message, _WARN) for a warning); raises
     ValueError, and changes nothing, where the file does not fit."""
     _check_keys(node, ('class', 'params', 'state'), where,
                 optional=('steps', 'transformer_list'))
@@ -470,9 +597,10 @@ def _plan(target: Any, node: Any, where: str, actions: list,
     differ = ['%s (saved %r, here %r)' % (k, v, own[k]) for k, v in params.items()
               if k in own and _simple(own[k]) and own[k] != v]
     if differ:
-        warnings.warn('%s: the %s has other hyper-parameters than the saved one;'
-                      ' its own are kept: %s' % (where, type(target).__name__,
-                                                 ', '.join(differ)), stacklevel=4)
+        # Warned by load() once the whole file is found to fit.
+        actions.append((None, '%s: the %s has other hyper-parameters than the saved'
+                        ' one; its own are kept: %s' % (where, type(target).__name__,
+                                                        ', '.join(differ)), _WARN))
     children = _children(target)
     for parameter in ('steps', 'transformer_list'):
         if (children is None or children[0] != parameter) and parameter in node:
@@ -525,6 +653,7 @@ def _plan(target: Any, node: Any, where: str, actions: list,
 
 
 _DELETE = object()
+_WARN = object()
 
 
 # ------------------------------------------------------------ public API
@@ -541,8 +670,9 @@ def _check_estimator(estimator: Any, function: str) -> None:
 def save(path: PathType, estimator: Any) -> None:
     """Save the fitted state of a scikit-learn estimator to path.
 
-    estimator is a fitted estimator, a ``Pipeline`` or a ``FeatureUnion``
-    (saved step by step: each step's fitted state, with the step's name).
+    estimator is a fitted estimator, a ``Pipeline``, a ``FeatureUnion`` or
+    a ``ColumnTransformer`` (saved step by step: each step's fitted state,
+    with the step's name).
     The file records each estimator's class (module and qualified name),
     the hyper-parameters that are plain values (only to warn, on load,
     when they differ), and the scikit-learn version. It is written by
@@ -552,7 +682,8 @@ def save(path: PathType, estimator: Any) -> None:
     clone of the estimator lacks): arrays, numbers, texts, lists and
     dicts of those, NumPy scalars and ``RandomState`` generators, and the
     objects this module knows how to rebuild (an ``MLPClassifier``'s
-    ``_label_binarizer`` and an MLP's ``_optimizer``).
+    ``_label_binarizer``, an MLP's ``_optimizer``, a ``ColumnTransformer``'s
+    fitted transformers).
 
     Raises :class:`sklearn.exceptions.NotFittedError` (a ValueError) for an
     estimator or step that is not fitted, :class:`serio.UnstorableError` (a
@@ -578,8 +709,8 @@ def load(path: PathType, estimator: E, *, allow_other_version: bool = False) -> 
 
     estimator is made by you, of the class that was saved, with its
     hyper-parameters (``MLPClassifier(hidden_layer_sizes=(32,))``): a
-    ``Pipeline`` or ``FeatureUnion`` with the same step names and step
-    classes. Only fitted state is restored; the file never sets a
+    ``Pipeline``, ``FeatureUnion`` or ``ColumnTransformer`` with the same
+    step names and step classes. Only fitted state is restored; the file never sets a
     hyper-parameter, a method, a property or any attribute an unfitted
     estimator has, and a file that tries is refused. Fitted state the
     estimator held before is replaced. When the saved hyper-parameters
@@ -608,7 +739,9 @@ def load(path: PathType, estimator: E, *, allow_other_version: bool = False) -> 
         raise DataError(str(error), SERIO_DOMAIN, int(Serio.Error.SYNTAX),
                         path=name) from None
     for target, attribute, value in actions:
-        if value is _DELETE:
+        if value is _WARN:
+            warnings.warn(attribute, UserWarning, stacklevel=2)
+        elif value is _DELETE:
             delattr(target, attribute)
         else:
             setattr(target, attribute, value)

@@ -18,6 +18,7 @@ try:
     import numpy
     import sklearn
     from sklearn.cluster import KMeans
+    from sklearn.compose import ColumnTransformer
     from sklearn.decomposition import PCA
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.exceptions import ConvergenceWarning, NotFittedError
@@ -166,6 +167,34 @@ class TestRoundTrip(Case):
         saved = fitted(make_union(StandardScaler(), PCA(2, random_state=0)), x)
         loaded = self.round_trip(saved, make_union(StandardScaler(), PCA(2, random_state=0)))
         self.assertSameBytes(loaded.transform(x), saved.transform(x))
+
+    def test_column_transformer(self):
+        x, y = data(features=6)
+
+        def make(remainder):
+            return ColumnTransformer(
+                [('num', StandardScaler(), [0, 1]), ('pca', PCA(1), [2, 3]),
+                 ('empty', StandardScaler(), []), ('dropped', 'drop', [5]),
+                 ('kept', 'passthrough', slice(5, 6))], remainder=remainder)
+
+        for remainder in ('passthrough', 'drop', StandardScaler):
+            with self.subTest(remainder=remainder):
+                given = remainder() if callable(remainder) else remainder
+                saved = make(given).fit(x)
+                loaded = self.round_trip(saved, make(
+                    remainder() if callable(remainder) else remainder))
+                self.assertSameBytes(loaded.transform(x), saved.transform(x))
+                self.assertEqual(list(loaded.get_feature_names_out()),
+                                 list(saved.get_feature_names_out()))
+        saved = fitted(make_pipeline(make('passthrough'), mlp()), x, y)
+        loaded = self.round_trip(saved, make_pipeline(make('passthrough'), mlp()))
+        self.assertSameBytes(loaded.predict_proba(x), saved.predict_proba(x))
+        target = make('drop')
+        with warnings.catch_warnings():
+            warnings.simplefilter('error')  # no warning for a load that fails
+            with self.assertRaisesRegex(serio.DataError, "holds 'passthrough'.* has 'drop'"):
+                serio.sklearn.load(self.path, make_pipeline(target, mlp()))
+        self.assertFalse(hasattr(target, 'transformers_'))
 
     def test_stale_state_replaced(self):
         x, y = data()
