@@ -75,7 +75,7 @@ _PLAIN = (type(None), bool, int, float, str)
 _NUMBERS = (int, float, numpy.integer, numpy.floating)
 # Attributes that configure an estimator without being fitted state, even
 # where a clone would not carry them.
-_NOT_STATE = frozenset(('_sklearn_output_config', '_metadata_request'))
+_NOT_STATE = frozenset(('_sklearn_output_config', '_metadata_request', '_estimator_type'))
 # The tags of the one-key dicts that stand for values other than plain
 # leaves (a dict of the estimator's own is stored under 'dict').
 _TAGS = ('dict', 'scalars', 'slice', 'strings', 'random_state', 'estimator',
@@ -106,6 +106,12 @@ def _construction_names(estimator: Any) -> set:
     """The instance attributes an estimator has before any fit: its
     hyper-parameters and its configuration. None of them is fitted state."""
     return set(vars(clone(estimator))) | _NOT_STATE
+
+
+def _same(a: Any, b: Any) -> bool:
+    """a == b for a plain value read from a file: never an elementwise
+    comparison of an array that stands where a text is expected."""
+    return type(a) is type(b) and a == b
 
 
 def _fitted_name(name: str) -> bool:
@@ -195,7 +201,7 @@ def _decode_strings(body: Any, where: str) -> numpy.ndarray:
             or type(items) is not list or not all(type(s) is str for s in items)
             or int(numpy.prod(shape, dtype=numpy.int64)) != len(items)):
         raise ValueError('%s: a text array needs a shape and as many texts' % where)
-    if dtype == 'object':
+    if _same(dtype, 'object'):
         array = numpy.empty(len(items), dtype=object)
         array[:] = items
     elif (type(dtype) is str and dtype[:1] == 'U' and dtype[1:].isdigit()
@@ -320,7 +326,7 @@ def _decode_optimizer(owner: Any, value: Any, state: Dict[str, Any],
     body = value['optimizer']
     _check_keys(body, ('class', 'state'), where)
     cls = {'adam': AdamOptimizer, 'sgd': SGDOptimizer}.get(owner.solver)
-    if cls is None or body['class'] != _class_name(cls):
+    if cls is None or not _same(body['class'], _class_name(cls)):
         raise ValueError('%s: the file holds a %r, but an estimator with solver=%r'
                          ' trains with %s' % (where, body['class'], owner.solver,
                                               _class_name(cls) if cls else 'none'))
@@ -392,7 +398,7 @@ def _decode_placed(owner: Any, name: Any, saved: Any, where: str, actions: list)
                          ' has none of that name' % (where, name))
     step = given[name]
     if isinstance(saved, str) or isinstance(step, str):
-        if saved != step:
+        if not _same(saved, step):
             raise ValueError('%s: the file holds %s, this ColumnTransformer has %r'
                              % (where, repr(saved) if isinstance(saved, str)
                                 else 'an estimator', step))
@@ -586,7 +592,7 @@ def _plan(target: Any, node: Any, where: str, actions: list,
     _check_keys(node, ('class', 'params', 'state'), where,
                 optional=('steps', 'transformer_list'))
     expected = _class_name(type(target))
-    if node['class'] != expected:
+    if not _same(node['class'], expected):
         raise ValueError('%s: the file holds a %s, which cannot be loaded into a %s'
                          % (where, node['class'], expected))
     params = node['params']
@@ -615,13 +621,13 @@ def _plan(target: Any, node: Any, where: str, actions: list,
         for i, ((name, step), entry) in enumerate(zip(steps, saved)):
             at = '%s.%s[%d]' % (where, parameter, i)
             _check_keys(entry, ('name', 'estimator'), at)
-            if entry['name'] != name:
+            if not _same(entry['name'], name):
                 raise ValueError('%s: the file names this step %r, the %s names it %r'
                                  % (at, entry['name'], type(target).__name__, name))
             at = '%s.%s[%r]' % (where, parameter, name)
             if _is_estimator(step):
                 _plan(step, entry['estimator'], at, actions)
-            elif entry['estimator'] != step:
+            elif not _same(entry['estimator'], step):
                 raise ValueError('%s: the file holds %r here, the %s has %r'
                                  % (at, entry['estimator'], type(target).__name__, step))
     state = node['state']
@@ -753,10 +759,10 @@ def _load_actions(name: str, tree: Any, estimator: Any,
     """What load() does to estimator, checked all through: ValueError
     where the file does not fit."""
     _check_keys(tree, ('format', 'version', 'sklearn', 'estimator'), name)
-    if tree['format'] != FORMAT or tree['version'] != FORMAT_VERSION:
+    if not (_same(tree['format'], FORMAT) and _same(tree['version'], FORMAT_VERSION)):
         raise ValueError('%s: not a %s file of version %d (format %r, version %r)'
                          % (name, FORMAT, FORMAT_VERSION, tree['format'], tree['version']))
-    if tree['sklearn'] != sklearn.__version__:
+    if not _same(tree['sklearn'], sklearn.__version__):
         message = ('%s was saved by scikit-learn %s, this is scikit-learn %s: the'
                    ' fitted state of a class can change between versions'
                    % (name, tree['sklearn'], sklearn.__version__))

@@ -352,6 +352,28 @@ class TestHostile(Case):
         saved = fitted(mlp(), self.x, self.y)
         self.assertSameBytes(target.predict_proba(self.x), saved.predict_proba(self.x))
 
+    def test_arrays_where_texts_belong(self):
+        # Each must be refused as what it is, not by an elementwise
+        # comparison of the array (NumPy warns of those: an error here).
+        cases = (
+            (lambda tree: tree['estimator'].update({'class': numpy.zeros(3)}),
+             'cannot be loaded into a sklearn.neural_network'),
+            (lambda tree: tree.update(format=numpy.zeros(2)), 'not a serio.sklearn file'),
+            (lambda tree: tree.update(sklearn=numpy.zeros(2)), 'saved by scikit-learn'),
+            (lambda tree: tree['estimator']['state']['_optimizer']['optimizer'].update(
+                {'class': numpy.zeros(2)}), 'trains with'),
+        )
+        for edit, message in cases:
+            with self.subTest(message=message):
+                serio.sklearn.save(self.path, fitted(mlp(), self.x, self.y))
+                self.edited(edit)
+                target = mlp()
+                with warnings.catch_warnings():
+                    warnings.simplefilter('error')
+                    with self.assertRaisesRegex(serio.DataError, message):
+                        serio.sklearn.load(self.path, target)
+                self.assertUntouched(target)
+
     def test_not_an_estimator_file(self):
         serio.save(self.path, {'w': numpy.zeros(3)})
         with self.assertRaisesRegex(ValueError, 'missing format'):
