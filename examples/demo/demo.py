@@ -7,8 +7,9 @@ array and every prediction on the test set is the same.
     demo.py --keep DIR                  the same, keeping model.serio in DIR
 
 (run from a build tree, the script needs LD_LIBRARY_PATH and GI_TYPELIB_PATH
-to point at libserio and its typelib, and PYTHONPATH at the override in
-BUILDDIR/introspection/overrides; the `demo` target sets them).
+to point at libserio and its typelib, and PYTHONPATH at the serio package in
+BUILDDIR/python and the override in BUILDDIR/introspection/overrides;
+`meson devenv -C BUILDDIR` and the `demo` target set them).
 
 The fresh process is this script again, run as
 `demo.py --restore MODEL --reference REFERENCE`: it knows the architecture
@@ -36,10 +37,8 @@ except ImportError:
           file=sys.stderr)
     sys.exit(77)  # "skipped", for meson test
 
-import gi
-
-gi.require_version("Serio", "1.0")
-from gi.repository import Gio, GLib, Serio  # noqa: E402
+import serio  # noqa: E402
+from gi.repository import Gio, Serio  # noqa: E402
 
 SEED = 20260101
 N_TRAIN = 400
@@ -106,8 +105,9 @@ def train(rng, inputs, labels):
 
 
 def stored_name(name, array):
-    """The name an array is stored under: its shape travels in the name."""
-    return name if array.ndim == 1 else f"{name}[{'x'.join(str(d) for d in array.shape)}]"
+    """The name an array is stored under: its shape travels in the name
+    (and its element type, but for float64, which has no marker)."""
+    return f"{name}[{'x'.join(str(d) for d in array.shape)}]"
 
 
 def n_different(a, b):
@@ -127,10 +127,10 @@ def restore(model_path, reference_path):
     file_name = os.path.basename(model_path)
     print(f"[restore] process {os.getpid()} reads {file_name}")
     try:
-        # Every array in its recorded shape, by its base name.
-        params = Serio.load(model_path)
-    except GLib.Error as error:
-        return verdict(False, f"{file_name} was rejected: {error.message}")
+        # The dict that was saved: every array in its shape and type.
+        params = serio.load(model_path)
+    except serio.Error as error:
+        return verdict(False, f"{file_name} was rejected: {error}")
     contents, _etag = Gio.File.new_for_path(model_path).load_bytes(None)
     print(f"[restore] {file_name}: {contents.get_size()} bytes, sealed, "
           f"checksum {Serio.checksum_bytes(contents):08x}")
@@ -192,15 +192,18 @@ def train_save_restore(directory):
     print(f"[train]   test accuracy {accuracy(probabilities, test_y):.1%} "
           f"({time.perf_counter() - start:.2f} s)")
 
-    # One call; each array's shape goes into its name, as "hidden.weight[2x16]".
-    Serio.save(model_path, params)
-    bundle = Serio.Bundle.from_file(model_path)
+    # One call; each array is a record named by its key, its shape (and
+    # type) in the name, as "hidden.weight[2x16]".
+    serio.save(model_path, params)
+    bundle = Serio.Bundle.from_file(Gio.File.new_for_path(model_path), None)
     contents, _etag = Gio.File.new_for_path(model_path).load_bytes(None)
-    first_line = bundle.to_string().split("\n", 1)[0]
+    first_line = next(line for line in bundle.to_string().split("\n")
+                      if line.startswith("v1|hidden."))
     print(f"\n[save]    {model_path}")
-    print(f"[save]    {bundle.n_arrays} arrays, {contents.get_size()} bytes, "
-          f"checksum {Serio.checksum_bytes(contents):08x}, sealed and written atomically")
-    print(f"[save]    it starts: {first_line[:64]}...")
+    print(f"[save]    {len(params)} arrays and the serio.tree record, "
+          f"{contents.get_size()} bytes, checksum {Serio.checksum_bytes(contents):08x}, "
+          "sealed and written atomically")
+    print(f"[save]    the first array: {first_line[:64]}...")
     np.savez(reference_path, inputs=test_x, labels=test_y,
              probabilities=probabilities, **params)
 

@@ -35,7 +35,6 @@ Errors are :class:`serio.Error` (a ``GLib.Error``) and, by their kind,
 
 from __future__ import annotations
 
-import collections.abc
 from typing import Any, Collection, Dict, List, Optional
 
 import gi
@@ -89,10 +88,10 @@ def save(path: PathLike, state: Any, *, sealed: bool = True) -> None:
     """
     _io.as_file(path)
     tree, leaves = _tree.flatten(state)
-    numpy = _io.numpy_module()
+    np = _io.numpy_module()
     writer = _io.open_writer(path, sealed)
     try:
-        writer.write(TREE_NAME, 'uint8', (len(tree),), numpy.frombuffer(tree, numpy.uint8),
+        writer.write(TREE_NAME, 'uint8', (len(tree),), np.frombuffer(tree, np.uint8),
                      key=TREE_NAME)
         for leaf in leaves:
             writer.write(leaf.name, leaf.dtype, leaf.shape, leaf.value, key=leaf.name)
@@ -124,7 +123,7 @@ def _missing(path, names, found):
 
 
 def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
-    numpy = records.numpy
+    np = records.numpy
     path = records.path
     data = records.read(TREE_NAME, 'uint8', (records.reader.get_n_values(),))
     template = _tree.parse(data.tobytes(), path)
@@ -148,7 +147,7 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
             records.skip(slot.name)
             continue
         array = records.read(slot.name, dtype, shape)
-        values[slot.index] = _io.to_value(numpy, slot.kind, array, dtype, slot.name, path)
+        values[slot.index] = _io.to_value(np, slot.kind, array, dtype, slot.name, path)
     if records.next():
         raise _tree.tree_error(path, None, 'the record %r is not in the tree'
                                % records.reader.get_name())
@@ -159,11 +158,11 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
 
 def _legacy_codes(records: _io.RecordReader) -> List[str]:
     """The element types that a legacy serio.dtypes record lists."""
-    numpy = records.numpy
+    np = records.numpy
     codes = records.read(LEGACY_DTYPES_NAME, 'float64', (records.reader.get_n_values(),))
-    known = (codes >= 0) & (codes < len(_LEGACY_CODES)) & (numpy.floor(codes) == codes)
+    known = (codes >= 0) & (codes < len(_LEGACY_CODES)) & (np.floor(codes) == codes)
     if not known.all():
-        index = int(numpy.argmax(~known))
+        index = int(np.argmax(~known))
         raise data_error(records.path, LEGACY_DTYPES_NAME,
                          'value %d “%r” is not one of the %d data type codes'
                          % (index + 1, float(codes[index]), len(_LEGACY_CODES)),
@@ -173,17 +172,17 @@ def _legacy_codes(records: _io.RecordReader) -> List[str]:
 
 def _text_of(records: _io.RecordReader, key: str, array) -> str:
     """A legacy 'str' record: its values are Unicode code points."""
-    numpy = records.numpy
+    np = records.numpy
     flat = array.reshape(-1)
-    good = (flat >= 0) & (flat <= 0x10FFFF) & (numpy.floor(flat) == flat) & \
+    good = (flat >= 0) & (flat <= 0x10FFFF) & (np.floor(flat) == flat) & \
         ~((flat >= 0xD800) & (flat <= 0xDFFF))
     if not good.all():
-        index = int(numpy.argmax(~good))
+        index = int(np.argmax(~good))
         raise data_error(records.path, key,
                          'value %d “%r” is not the code point of a character, which a '
                          'str must hold' % (index + 1, float(flat[index])),
                          Serio.Error.DOMAIN, value_index=index + 1)
-    return ''.join(map(chr, flat.astype(numpy.int64).tolist()))
+    return ''.join(map(chr, flat.astype(np.int64).tolist()))
 
 
 def _load_flat(records: _io.RecordReader, names: Optional[List[str]], first: bool,
@@ -191,7 +190,7 @@ def _load_flat(records: _io.RecordReader, names: Optional[List[str]], first: boo
     """name → array for a file without serio.tree (first: the reader stands
     on its first record; tree_first: it is a serio.tree, to pass over); a
     legacy serio.dtypes table is applied."""
-    numpy = records.numpy
+    np = records.numpy
     path = records.path
     result: Dict[str, Any] = {}
     codes = None
@@ -235,7 +234,7 @@ def _load_flat(records: _io.RecordReader, names: Optional[List[str]], first: boo
                              storage=storage)
         record_dtype = storage or dtype
         if record_dtype == 'bfloat16':
-            result[base] = _io.to_tensor(numpy, array, base, path, 'bfloat16')
+            result[base] = _io.to_tensor(np, array, base, path, 'bfloat16')
         else:
             result[base] = array
     if codes is not None and position != len(codes):
@@ -288,9 +287,16 @@ def _load(path: PathLike, names: Optional[Collection[str]], flat: bool) -> Any:
             return {}
         base, dtype, shape = records.header()
         has_tree = base == TREE_NAME and dtype == 'uint8' and len(shape) == 1
-        if has_tree and not flat:
-            return _load_tree(records, wanted)
-        return _load_flat(records, wanted, True, tree_first=has_tree)
+        try:
+            if has_tree and not flat:
+                return _load_tree(records, wanted)
+            return _load_flat(records, wanted, True, tree_first=has_tree)
+        except DataError as error:
+            # An error of the text itself comes first, as when the whole
+            # file is parsed before it is looked at.
+            if not error.from_library:
+                records.drain()
+            raise
     finally:
         records.close()
 

@@ -135,7 +135,12 @@ class PermissionDeniedError(FileError, PermissionError):
 
 class DataError(Error, ValueError):
     """A file whose contents are not valid: a ``Serio.Error`` code (or, for
-    a ``serio.tree`` that does not describe the arrays, ``SYNTAX``)."""
+    a ``serio.tree`` that does not describe the arrays, ``SYNTAX``).
+
+    ``from_library`` is True when libserio found it, False when the
+    package did (a tree, a shape NumPy cannot hold, a legacy table)."""
+
+    from_library = False
 
 
 class UnstorableError(Error, TypeError, ValueError):
@@ -213,8 +218,10 @@ def from_glib(error: GLib.Error, *, path: Optional[str] = None,
     if error.domain == SERIO_DOMAIN:
         where = _locate(path, error.code)
         line, value_index = where if where is not None else (None, None)
-        return DataError(message, error.domain, error.code, path=path, key=key,
+        made = DataError(message, error.domain, error.code, path=path, key=key,
                          line=line, value_index=value_index, detail=detail)
+        made.from_library = True
+        return made
     if error.domain == IO_DOMAIN:
         cls = _CLASS_OF_CODE.get(error.code, FileError)
         return cls(message, error.domain, error.code, path=path, key=key,

@@ -23,7 +23,7 @@ from gi.repository import Gio, GLib, Serio
 
 from . import _errors
 from ._errors import DataError, SERIO_DOMAIN
-from ._tree import DTYPES, check_int64_exact
+from ._tree import DTYPES
 
 # How many values are converted, written or read at a time.
 CHUNK_VALUES = 1 << 20
@@ -299,6 +299,14 @@ class RecordReader:
                 pass
         except GLib.Error as error:
             raise self._glib(error, key) from None
+
+    def drain(self) -> None:
+        """Read the rest of the text, so that an error of the library in
+        it (a record cut short, a seal that does not match) is raised
+        before one the package found in what it read so far."""
+        self.discard(None)
+        while self.next():
+            self.discard(None)
 
     def close(self) -> None:
         self.stream.close(None)

@@ -24,7 +24,7 @@ bit, as training that was never interrupted.
 
 from __future__ import annotations
 
-from typing import Any, Dict, Optional
+from typing import Any, Dict
 
 import serio
 

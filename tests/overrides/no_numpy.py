@@ -32,8 +32,7 @@ if mode == 'block':
     bundle.save_to_file(path)
     for call in (lambda: bundle.to_numpy('w'),
                  lambda: bundle.append_numpy('v', [1.0]),
-                 lambda: Serio.save(path, {'v': [1.0]}),
-                 lambda: Serio.load(path)):
+                 lambda: Serio.Reader.open(path).read_array()):
         try:
             call()
         except ImportError as error:

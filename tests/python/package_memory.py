@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Child process of test_overrides_streams.py: saves or loads one float64
-array of N values with Serio.save() or Serio.load() and prints, as JSON,
+"""Child process of test_package_streams.py: saves or loads one array of N
+values (float64 or float32) with serio.save() or serio.load() and prints, as JSON,
 the array's size in bytes and how much the peak resident set size (see
 peak_bytes()) grew from the baseline taken after the imports (for save, the array is made
 after the baseline, so that it counts in the growth).
 
-Usage: stream_memory.py save|load PATH N
+Usage: package_memory.py save|load PATH N DTYPE
 """
 
 import json
@@ -14,10 +14,7 @@ import sys
 
 import numpy
 
-import gi
-
-gi.require_version('Serio', '1.0')
-from gi.repository import Serio  # noqa: E402
+import serio
 
 
 def peak_bytes():
@@ -39,13 +36,13 @@ def peak_bytes():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-mode, path, n_values = sys.argv[1], sys.argv[2], int(sys.argv[3])
+mode, path, n_values, dtype = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 baseline = peak_bytes()
 if mode == 'save':
-    array = numpy.random.default_rng(1).random(n_values)
-    Serio.save(path, {'w': array})
+    array = numpy.random.default_rng(1).random(n_values, dtype=dtype)
+    serio.save(path, {'w': array})
 else:
-    array = Serio.load(path)['w']
+    array = serio.load(path)['w']
 json.dump({'array_bytes': array.nbytes, 'n_values': int(array.size),
            'dtype': array.dtype.name, 'growth': peak_bytes() - baseline},
           sys.stdout)
