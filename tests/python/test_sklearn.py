@@ -23,7 +23,7 @@ try:
     from sklearn.ensemble import RandomForestClassifier
     from sklearn.exceptions import ConvergenceWarning, NotFittedError
     from sklearn.linear_model import LinearRegression, LogisticRegression
-    from sklearn.neural_network import MLPClassifier
+    from sklearn.neural_network import MLPClassifier, MLPRegressor
     from sklearn.pipeline import Pipeline, make_pipeline, make_union
     from sklearn.preprocessing import FunctionTransformer, StandardScaler
 except ImportError as error:
@@ -108,6 +108,21 @@ class TestRoundTrip(Case):
                     self.assertSameBytes(b, a)
                 self.assertEqual(loaded.t_, saved.t_)
                 self.assertSameBytes(loaded.loss_curve_, saved.loss_curve_)
+
+    def test_mlp_regressor_partial_fit(self):
+        x, _ = data()
+        target = x @ numpy.array([1.0, -0.5, 0.25, 2.0])
+
+        def make():
+            return MLPRegressor(hidden_layer_sizes=(8,), max_iter=20, random_state=0)
+
+        saved = fitted(make(), x, target)
+        loaded = self.round_trip(saved, make())
+        self.assertSameBytes(loaded.predict(x), saved.predict(x))
+        saved.partial_fit(x, target)
+        loaded.partial_fit(x, target)
+        for a, b in zip(saved.coefs_ + saved.intercepts_, loaded.coefs_ + loaded.intercepts_):
+            self.assertSameBytes(b, a)
 
     def test_readme_one_liner(self):
         x, y = data()
@@ -351,6 +366,15 @@ class TestHostile(Case):
             serio.sklearn.load(self.path, target, allow_other_version=True)
         saved = fitted(mlp(), self.x, self.y)
         self.assertSameBytes(target.predict_proba(self.x), saved.predict_proba(self.x))
+
+    def test_thread_count_is_this_machines(self):
+        from sklearn.utils._openmp_helpers import _openmp_effective_n_threads
+        saved = KMeans(n_clusters=3, n_init=1, random_state=0).fit(self.x)
+        serio.sklearn.save(self.path, saved)
+        self.edited(lambda tree: tree['estimator']['state'].update(_n_threads=10**6))
+        loaded = serio.sklearn.load(self.path, KMeans(n_clusters=3, n_init=1, random_state=0))
+        self.assertEqual(loaded._n_threads, _openmp_effective_n_threads())
+        self.assertSameBytes(loaded.predict(self.x), saved.predict(self.x))
 
     def test_arrays_where_texts_belong(self):
         # Each must be refused as what it is, not by an elementwise
