@@ -93,10 +93,12 @@ class TestRoundTrip(Case):
         self.assertSameBytes(loaded[-1].classes_, saved[-1].classes_)
 
     def test_mlp_partial_fit_bit_identical(self):
-        x, y = data()
-        for solver, extra in (('adam', {}), ('sgd', {'momentum': 0.9}),
-                              ('sgd', {'learning_rate': 'invscaling'})):
-            with self.subTest(solver=solver, **extra):
+        x64, y = data()
+        for solver, extra, dtype in (('adam', {}, 'float64'), ('adam', {}, 'float32'),
+                                     ('sgd', {'momentum': 0.9}, 'float64'),
+                                     ('sgd', {'learning_rate': 'invscaling'}, 'float64')):
+            with self.subTest(solver=solver, dtype=dtype, **extra):
+                x = x64.astype(dtype)
                 saved = fitted(mlp(solver=solver, **extra), x, y)
                 loaded = self.round_trip(saved, mlp(solver=solver, **extra))
                 self.assertSameBytes(loaded.predict_proba(x), saved.predict_proba(x))
@@ -108,6 +110,7 @@ class TestRoundTrip(Case):
                     self.assertSameBytes(b, a)
                 self.assertEqual(loaded.t_, saved.t_)
                 self.assertSameBytes(loaded.loss_curve_, saved.loss_curve_)
+                self.assertEqual(loaded.coefs_[0].dtype, numpy.dtype(dtype))
 
     def test_mlp_regressor_partial_fit(self):
         x, _ = data()
