@@ -24,9 +24,8 @@ nothing is written. See docs/sklearn.md.
 
 from __future__ import annotations
 
-import os
 import warnings
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar, Union
+from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 import numpy
 import sklearn
@@ -40,6 +39,7 @@ from sklearn.utils.validation import check_is_fitted
 
 import serio as _serio
 from serio._errors import SERIO_DOMAIN, DataError, UnstorableError
+from serio._io import PathLike, as_file
 from gi.repository import Serio
 
 try:  # private scikit-learn modules: the optimizers an MLP trains with
@@ -64,7 +64,6 @@ FORMAT = 'serio.sklearn'
 #: The version of the layout of the tree this module writes.
 FORMAT_VERSION = 1
 
-PathType = Union[str, 'os.PathLike[str]']
 E = TypeVar('E')
 
 # Numeric element types a serio file holds (bfloat16 is not a numpy type).
@@ -93,13 +92,6 @@ class _Refused(Exception):
 
 def _class_name(cls: type) -> str:
     return '%s.%s' % (cls.__module__, cls.__qualname__)
-
-
-def _describe(path: Any) -> str:
-    try:
-        return os.fspath(path)
-    except TypeError:
-        return repr(path)
 
 
 def _construction_names(estimator: Any) -> set:
@@ -673,8 +665,9 @@ def _check_estimator(estimator: Any, function: str) -> None:
                         % (function, type(estimator).__name__))
 
 
-def save(path: PathType, estimator: Any) -> None:
-    """Save the fitted state of a scikit-learn estimator to path.
+def save(path: PathLike, estimator: Any) -> None:
+    """Save the fitted state of a scikit-learn estimator to path (a
+    ``str``, an ``os.PathLike`` or a ``Gio.File``, as for :func:`serio.save`).
 
     estimator is a fitted estimator, a ``Pipeline``, a ``FeatureUnion`` or
     a ``ColumnTransformer`` (saved step by step: each step's fitted state,
@@ -709,7 +702,7 @@ def save(path: PathType, estimator: Any) -> None:
     _serio.save(path, tree)
 
 
-def load(path: PathType, estimator: E, *, allow_other_version: bool = False) -> E:
+def load(path: PathLike, estimator: E, *, allow_other_version: bool = False) -> E:
     """Restore into estimator the fitted state that :func:`save` wrote to
     path, and return estimator.
 
@@ -737,7 +730,7 @@ def load(path: PathType, estimator: E, *, allow_other_version: bool = False) -> 
     is not one (a class, not an instance).
     """
     _check_estimator(estimator, 'load')
-    name = _describe(path)
+    name = as_file(path)[1]
     tree = _serio.load(path)
     try:
         actions = _load_actions(name, tree, estimator, allow_other_version)
