@@ -1,26 +1,26 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Save a trained scikit-learn MLPClassifier and a PyTorch CNN with libserio,
-restore them in a fresh object, and check that their outputs are the same
-bit for bit. Each part runs when its library is installed (Debian:
-python3-sklearn, python3-torch); with neither, the program exits 77
-("skipped")."""
+"""Save a trained scikit-learn MLPClassifier and a PyTorch CNN with its
+optimizer with the serio package, restore them in fresh objects, and check
+that their outputs are the same bit for bit. Each part runs when its
+library is installed (Debian: python3-sklearn, python3-torch) and its
+serio module with it (serio.sklearn, serio.torch); with neither, the
+program exits 77 ("skipped")."""
 
 import os
 import sys
 import tempfile
 import warnings
 
-import gi
-
-gi.require_version("Serio", "1.0")
-from gi.repository import Serio  # noqa: E402
+import serio
 
 try:
+    import serio.sklearn
     import sklearn
 except ImportError:
     sklearn = None
 try:
     import torch
+    import serio.torch
 except ImportError:
     torch = None
 
@@ -36,8 +36,8 @@ def scikit_learn(directory):
                             random_state=0).fit(x[:1000], y[:1000])
     path = os.path.join(directory, "mlp.serio")
 
-    Serio.save_estimator(path, clf)
-    restored = Serio.load_estimator(path, MLPClassifier(hidden_layer_sizes=(32,)))
+    serio.sklearn.save(path, clf)
+    restored = serio.sklearn.load(path, MLPClassifier(hidden_layer_sizes=(32,)))
 
     same = restored.predict_proba(x[1000:]).tobytes() == clf.predict_proba(x[1000:]).tobytes()
     print(f"scikit-learn: predict_proba on {len(x) - 1000} digits after the round trip: "
@@ -60,10 +60,14 @@ def pytorch(directory):
     model = Net()
     model(torch.randn(16, 1, 8, 8))  # batch norm statistics and counter
     model = model.eval().to(torch.bfloat16)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     path = os.path.join(directory, "cnn.serio")
 
-    Serio.save_torch(path, model)
-    restored = Serio.load_torch(path, Net().to(torch.bfloat16).eval())
+    # The model, its optimizer and a counter in one call each way.
+    serio.torch.save(path, model, optimizer, epoch=1)
+    restored = Net().to(torch.bfloat16).eval()
+    extra = serio.torch.load(path, restored, torch.optim.Adam(restored.parameters()))
+    assert extra == {"epoch": 1}
 
     x = torch.randn(4, 1, 8, 8).to(torch.bfloat16)
     with torch.no_grad():

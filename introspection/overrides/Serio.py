@@ -144,6 +144,19 @@ def _as_file(path):
                     % type(path).__name__)
 
 
+def _file_error(error, file):
+    """The exception of the serio package for a GLib.Error about file: a
+    GLib.Error that is also the matching OSError (FileNotFoundError,
+    IsADirectoryError, PermissionError) or, for bad contents, a
+    ValueError, whose str() is its message and which carries the line and
+    value index. The GLib.Error itself when the package is not installed."""
+    try:
+        from serio import _errors
+    except ImportError:
+        return error
+    return _errors.from_glib(error, path=file.peek_path() or file.get_uri())
+
+
 def _as_bytes(data):
     """A GLib.Bytes for GLib.Bytes, bytes, bytearray or a memoryview."""
     if isinstance(data, GLib.Bytes):
@@ -281,8 +294,16 @@ class Reader(Serio.Reader):
     @classmethod
     def open(cls, file, cancellable=None):
         """Return a reader of a file given as a str, an os.PathLike or a
-        Gio.File, opened at once (GLib.Error if it cannot be read)."""
-        return cls.new(_as_file(file).read(cancellable))
+        Gio.File, opened at once.
+
+        A file that cannot be opened raises a GLib.Error that is also the
+        matching OSError (FileNotFoundError, IsADirectoryError,
+        PermissionError; a ``serio.FileError``)."""
+        file = _as_file(file)
+        try:
+            return cls.new(file.read(cancellable))
+        except GLib.Error as error:
+            raise _file_error(error, file) from None
 
     def read_array(self, cancellable=None):
         """Read the values of the current array into a new, writable
@@ -435,8 +456,18 @@ class Bundle(Serio.Bundle):
     @classmethod
     def from_file(cls, file, cancellable=None):
         """Read and parse a file given as a str, an os.PathLike or a
-        Gio.File."""
-        return super().from_file(_as_file(file), cancellable)
+        Gio.File.
+
+        Errors are GLib.Errors that are also the Python exception for
+        them: a ``serio.FileError`` (an OSError such as FileNotFoundError)
+        when the file cannot be read, a ``serio.DataError`` (a ValueError,
+        with ``line`` and ``value_index``) when it is not valid v1 text;
+        ``str()`` is the message."""
+        file = _as_file(file)
+        try:
+            return super().from_file(file, cancellable)
+        except GLib.Error as error:
+            raise _file_error(error, file) from None
 
     @classmethod
     def from_file_async(cls, file, *args, **kwargs):
@@ -446,13 +477,22 @@ class Bundle(Serio.Bundle):
 
     def save_to_file(self, file, cancellable=None):
         """Save the bundle to a file given as a str, an os.PathLike or a
-        Gio.File, replacing it atomically."""
-        return super().save_to_file(_as_file(file), cancellable)
+        Gio.File, replacing it atomically; errors as for
+        :meth:`from_file`."""
+        file = _as_file(file)
+        try:
+            return super().save_to_file(file, cancellable)
+        except GLib.Error as error:
+            raise _file_error(error, file) from None
 
     def save_to_file_full(self, file, flags, cancellable=None):
         """Save the bundle to a file given as a str, an os.PathLike or a
-        Gio.File, with Serio.SaveFlags."""
-        return super().save_to_file_full(_as_file(file), flags, cancellable)
+        Gio.File, with Serio.SaveFlags; errors as for :meth:`from_file`."""
+        file = _as_file(file)
+        try:
+            return super().save_to_file_full(file, flags, cancellable)
+        except GLib.Error as error:
+            raise _file_error(error, file) from None
 
     def save_to_file_full_async(self, file, *args, **kwargs):
         """Save the bundle with Serio.SaveFlags to a file (a str, an

@@ -302,3 +302,11 @@ def _load(path: PathLike, names: Optional[Collection[str]], flat: bool) -> Any:
 
 
 from . import numpy, torch  # noqa: E402,F401  (the submodules, as attributes)
+
+
+def __getattr__(name: str) -> Any:
+    # serio.sklearn imports scikit-learn: only when it is asked for.
+    if name == 'sklearn':
+        import importlib
+        return importlib.import_module('.sklearn', __name__)
+    raise AttributeError('module %r has no attribute %r' % (__name__, name))

@@ -6,10 +6,10 @@
 time, so that memory holds the arrays once and one piece of a megavalue.
 
 A record's element type travels in its name (``w@float32[2x3]``,
-CONTRACT.md, docs/format.md). With a libserio that has ``Serio.Dtype``,
-the values go as typed bytes (``add_typed_bytes``, ``read_typed_bytes``)
-and the library checks that each fits its type. With an older one they go
-as float64 and the type is checked here, the same way.
+docs/format.md); the values go as typed bytes (``begin_typed_array`` and
+``add_typed_bytes``, ``read_typed_bytes``), and the library checks that
+each fits its type. Only the legacy ``serio.dtypes`` files, whose records
+are float64, have their types checked here (:func:`fit`).
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ from ._tree import DTYPES
 
 # How many values are converted, written or read at a time.
 CHUNK_VALUES = 1 << 20
-
-TYPED_API = hasattr(Serio, 'Dtype') and hasattr(Serio.Reader, 'read_typed_bytes')
 
 # What a path argument may be.
 PathLike = Union[str, 'os.PathLike[str]', Gio.File]
@@ -62,13 +60,6 @@ def storage_dtype(numpy, dtype: str):
     """The NumPy dtype that holds the elements of a record type: its own,
     uint16 bit patterns for bfloat16."""
     return numpy.dtype(_NUMPY_OF_DTYPE[dtype])
-
-
-def stored_name(base: str, dtype: str, shape) -> str:
-    """base@dtype[dims], the marker left out for float64; always a shape
-    suffix, so that the base name is the whole key."""
-    marker = '' if dtype == 'float64' else '@' + dtype
-    return '%s%s[%s]' % (base, marker, 'x'.join(str(int(d)) for d in shape))
 
 
 # ------------------------------------------------------------- writing
@@ -120,22 +111,14 @@ class RecordWriter:
     def write(self, base: str, dtype: str, shape, source, key: Optional[str] = None) -> None:
         """Write one record of source (an ndarray or tensor of that shape)."""
         numpy = self.numpy
-        count = math.prod(shape)
+        # Every record has a shape suffix (b@float32[10], w[3]), so that
+        # its base name is the whole key.
         try:
-            if TYPED_API:
-                self.writer.begin_typed_array(base, getattr(Serio.Dtype, dtype.upper()),
-                                              [int(d) for d in shape], None)
-            else:
-                self.writer.begin_array(stored_name(base, dtype, shape), count, None)
+            self.writer.begin_typed_array(base, getattr(Serio.Dtype, dtype.upper()),
+                                          [int(d) for d in shape], None)
             for piece in _pieces(source, CHUNK_VALUES):
                 part = _piece_array(numpy, piece, dtype)
-                if TYPED_API:
-                    self.writer.add_typed_bytes(GLib.Bytes.new(part.tobytes()), None)
-                    continue
-                if dtype == 'bfloat16':
-                    part = _bfloat16_to_float64(numpy, part)
-                self.writer.add_bytes(GLib.Bytes.new(
-                    part.astype(numpy.float64).tobytes()), None)
+                self.writer.add_typed_bytes(GLib.Bytes.new(part.tobytes()), None)
         except GLib.Error as error:
             raise _errors.from_glib(error, path=self.path, key=key) from None
 
@@ -180,9 +163,10 @@ def _value_error(path, key, index, value, dtype) -> DataError:
 
 
 def fit(numpy, part, dtype: str, path, key, first: int):
-    """float64 values as the storage type of dtype, bit for bit, or the
-    DataError (DOMAIN) of the first one the type cannot hold exactly; first
-    is the index of part[0] in its record."""
+    """float64 values (of a legacy serio.dtypes file) as the storage type
+    of dtype, bit for bit, or the DataError (DOMAIN) of the first one the
+    type cannot hold exactly, as the library refuses it in a typed record;
+    first is the index of part[0] in its record."""
     if dtype == 'float64':
         return part
     with numpy.errstate(all='ignore'):
@@ -226,13 +210,7 @@ class RecordReader:
         """The base name, element type and shape of the current record."""
         reader = self.reader
         base = reader.get_base_name()
-        if TYPED_API:
-            dtype = Serio.dtype_to_string(reader.get_dtype())
-        else:
-            dtype = 'float64'
-            marker, at, word = base.rpartition('@')
-            if at and reader.get_name() != base and word in DTYPES and word != 'float64':
-                base, dtype = marker, word
+        dtype = Serio.dtype_to_string(reader.get_dtype())
         shape = tuple(int(d) for d in reader.get_shape())
         count = reader.get_n_values()
         limit = sys.maxsize
@@ -259,17 +237,10 @@ class RecordReader:
         filled = 0
         try:
             while True:
-                if TYPED_API:
-                    data = reader.read_typed_bytes(CHUNK_VALUES, None).get_data()
-                else:
-                    data = reader.read_bytes(CHUNK_VALUES, None).get_data()
+                data = reader.read_typed_bytes(CHUNK_VALUES, None).get_data()
                 if not data:
                     break
-                if TYPED_API:
-                    part = numpy.frombuffer(data, dtype=storage_dtype(numpy, dtype))
-                else:
-                    part = fit(numpy, numpy.frombuffer(data, dtype=numpy.float64), dtype,
-                               self.path, key, filled)
+                part = numpy.frombuffer(data, dtype=storage_dtype(numpy, dtype))
                 if storage is not None:
                     part = fit(numpy, part.astype(numpy.float64), storage, self.path, key,
                                filled)

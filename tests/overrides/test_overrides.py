@@ -23,6 +23,7 @@ import gi
 
 from overrides_common import (Serio, SPECIAL_BITS, canonical, load_patterns,
                               to_bits, to_floats)
+from gi.repository import Gio, GLib  # noqa: E402
 
 
 def bundle_of(*arrays):
@@ -397,6 +398,53 @@ class TestLifetime(unittest.TestCase):
         gc.collect()
         self.assertEqual(to_bits(items[0][1]), to_bits([0.1, -0.0]))
         self.assertEqual(to_bits(result['w']), to_bits([0.1, -0.0]))
+
+
+class TestFileErrors(unittest.TestCase):
+    """Errors of the path-taking methods are the serio package's: a
+    GLib.Error that is also the OSError (or, for bad contents, the
+    ValueError) Python code catches, with str() its message."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory(prefix='serio-errors-')
+        self.addCleanup(tmp.cleanup)
+        self.dir = tmp.name
+
+    def assert_os_error(self, call, builtin, code, path):
+        with self.assertRaises(builtin) as caught:
+            call()
+        error = caught.exception
+        self.assertIsInstance(error, GLib.Error)
+        self.assertTrue(error.matches(Gio.io_error_quark(), code), error)
+        self.assertEqual(error.filename, path)
+        self.assertEqual(str(error), error.message)
+
+    def test_file_errors_are_oserrors(self):
+        missing = os.path.join(self.dir, 'missing.serio')
+        bundle = Serio.Bundle.from_dict({'w': [1.0]})
+        self.assert_os_error(lambda: Serio.Bundle.from_file(missing), FileNotFoundError,
+                             Gio.IOErrorEnum.NOT_FOUND, missing)
+        self.assert_os_error(lambda: Serio.Reader.open(missing), FileNotFoundError,
+                             Gio.IOErrorEnum.NOT_FOUND, missing)
+        self.assert_os_error(lambda: Serio.Bundle.from_file(self.dir), IsADirectoryError,
+                             Gio.IOErrorEnum.IS_DIRECTORY, self.dir)
+        inside = os.path.join(self.dir, 'no-such-dir', 'w.serio')
+        self.assert_os_error(lambda: bundle.save_to_file(inside), FileNotFoundError,
+                             Gio.IOErrorEnum.NOT_FOUND, inside)
+        self.assert_os_error(lambda: bundle.save_to_file_full(inside, Serio.SaveFlags.PLAIN),
+                             FileNotFoundError, Gio.IOErrorEnum.NOT_FOUND, inside)
+
+    def test_bad_contents_are_value_errors_with_their_location(self):
+        path = os.path.join(self.dir, 'bad.serio')
+        with open(path, 'w', encoding='ascii') as f:
+            f.write('v1|a|1|1\nv1|b|2|1,01\n')
+        with self.assertRaises(ValueError) as caught:
+            Serio.Bundle.from_file(path)
+        error = caught.exception
+        self.assertIsInstance(error, GLib.Error)
+        self.assertTrue(error.matches(Serio.error_quark(), Serio.Error.SYNTAX))
+        self.assertEqual((error.line, error.value_index), (2, 2))
+        self.assertTrue(str(error).startswith(path + ': Line 2, value 2'), str(error))
 
 
 class TestWithoutNumPy(unittest.TestCase):

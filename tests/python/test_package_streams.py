@@ -37,7 +37,6 @@ gi.require_version('Serio', '1.0')
 from gi.repository import Gio, GLib, Serio  # noqa: E402
 
 import serio  # noqa: E402
-from serio import _io  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MiB = 1 << 20
@@ -277,7 +276,7 @@ class TestFailedSaveKeepsTheOldFile(TempDirTestCase):
         self.assertEqual(os.listdir(self.dir), ['model.serio'])
 
     def test_interrupted_while_writing(self):
-        method = 'add_typed_bytes' if _io.TYPED_API else 'add_bytes'
+        method = 'add_typed_bytes'
         add = getattr(Serio.Writer, method)
         calls = []
 

@@ -45,13 +45,22 @@ def stored_names(path):
     return names
 
 
-def write_records(path, records, plain=True):
-    """A v1 file of (stored name, values) records, made with the C API."""
+def write_records(path, records):
+    """A plain v1 file of (stored name, values) records, whatever the
+    values (the library would refuse to append a value its type cannot
+    hold): the tokens are the library's, of float64 arrays named r0, r1,
+    ..., whose names are then replaced."""
     bundle = Serio.Bundle.new()
-    for name, values in records:
-        bundle.append(name, [float(v) for v in values])
-    flags = Serio.SaveFlags.PLAIN if plain else Serio.SaveFlags.NONE
-    bundle.save_to_file_full(Gio.File.new_for_path(path), flags, None)
+    for index, (_, values) in enumerate(records):
+        bundle.append('r%d' % index, [float(v) for v in values])
+    text = bundle.to_bytes().get_data()
+    lines = text.split(b'\n')
+    for index, (name, _) in enumerate(records):
+        prefix = b'v1|r%d|' % index
+        assert lines[index].startswith(prefix)
+        lines[index] = b'v1|' + name.encode('utf-8') + b'|' + lines[index][len(prefix):]
+    with open(path, 'wb') as f:
+        f.write(b'\n'.join(lines))
 
 
 def tree_record(document):
