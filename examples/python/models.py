@@ -37,7 +37,8 @@ def scikit_learn(directory):
     path = os.path.join(directory, "mlp.serio")
 
     serio.sklearn.save(path, clf)
-    restored = serio.sklearn.load(path, MLPClassifier(hidden_layer_sizes=(32,)))
+    restored = serio.sklearn.load(path, MLPClassifier(hidden_layer_sizes=(32,), max_iter=30,
+                                                      random_state=0))
 
     same = restored.predict_proba(x[1000:]).tobytes() == clf.predict_proba(x[1000:]).tobytes()
     print(f"scikit-learn: predict_proba on {len(x) - 1000} digits after the round trip: "

@@ -135,7 +135,7 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
                   for slot in template.slots_under(template.nodes[name])}
     values: List[Any] = [None] * len(template.slots)
     for slot in template.slots:
-        if not records.next():
+        if not records.next(slot.name):
             raise _tree.tree_error(path, slot.keys, 'the file ends before the record %r '
                                    'that the tree describes' % slot.name)
         base, dtype, shape = records.header()

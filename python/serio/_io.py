@@ -200,11 +200,13 @@ class RecordReader:
     def _glib(self, error, key=None):
         return _errors.from_glib(error, path=self.path, key=key)
 
-    def next(self) -> bool:
+    def next(self, key: Optional[str] = None) -> bool:
+        """Move to the next record; key is the one a tree expects there,
+        which an error then names."""
         try:
             return self.reader.next(None)
         except GLib.Error as error:
-            raise self._glib(error) from None
+            raise self._glib(error, key) from None
 
     def header(self) -> Tuple[str, str, Tuple[int, ...]]:
         """The base name, element type and shape of the current record."""

@@ -133,6 +133,14 @@ class TestDataErrors(Base):
         self.assert_data_error('v1|a|1|1\nv1|b|1|', Serio.Error.TRUNCATED, 'b', 2, 0)
         self.assert_data_error('v1|a|1|1\nv2|b|0|\n', Serio.Error.VERSION, None, 2, 0)
 
+    def test_a_bad_record_header_in_a_tree_names_the_key_it_should_be(self):
+        path = os.path.join(self.tmp.name, 'tree.serio')
+        serio.save(path, {'model': {'w': numpy.ones(2)}, 'epoch': 3}, sealed=False)
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+        self.assert_data_error(text.replace('v1|epoch@int64[]|1|3', 'v2|epoch@int64[]|1|3'),
+                               Serio.Error.VERSION, 'epoch', 3, 0)
+
     def test_a_shape_numpy_cannot_hold_names_the_key(self):
         for name in ('weird[0x18446744073709551615]', 'w[18446744073709551615x0]'):
             error = self.assert_data_error('v1|%s|0|\n' % name, Serio.Error.SYNTAX,

@@ -20,34 +20,12 @@ import tempfile
 import unittest
 from unittest import mock
 
-try:
-    import numpy
-except ImportError:
-    print('NumPy is not installed (Debian: python3-numpy)', file=sys.stderr)
-    sys.exit(77)
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-import gi
-
-gi.require_version('Serio', '1.0')
-from gi.repository import Gio, GLib, Serio  # noqa: E402
-
-import serio  # noqa: E402
+from package_common import Gio, GLib, Serio, numpy, serio, torch, bits
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MiB = 1 << 20
 # More than one piece of the package (2**20 values), and not a multiple.
 LONG = (1 << 20) + 12345
-
-
-def bits(array):
-    """The bytes of an array's values, in C order: compare these, not
-    floats."""
-    return numpy.ascontiguousarray(array).view(numpy.uint8).tobytes()
 
 
 def random_float64(rng, shape):

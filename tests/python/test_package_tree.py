@@ -8,31 +8,17 @@ on floats. Exits 77 (skip) without NumPy.
 """
 
 import collections
+import inspect
 import json
 import math
 import os
 import struct
+import subprocess
 import sys
 import tempfile
 import unittest
 
-try:
-    import numpy
-except ImportError:
-    print('NumPy is not installed (Debian: python3-numpy)', file=sys.stderr)
-    sys.exit(77)
-
-try:
-    import torch
-except ImportError:
-    torch = None
-
-import gi
-
-gi.require_version('Serio', '1.0')
-from gi.repository import Gio, GLib, Serio  # noqa: E402
-
-import serio  # noqa: E402
+from package_common import Gio, GLib, Serio, numpy, serio, torch
 
 
 def stored_names(path):
@@ -246,6 +232,33 @@ class TestRoundTrip(Base):
         self.assert_same({'m.w': w, 'n': numpy.array(2)}, serio.numpy.load(self.path()))
 
 
+class TestPackage(unittest.TestCase):
+    def test_one_import_documented_and_typed(self):
+        # A fresh interpreter: import serio alone is enough.
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'n.serio')
+            child = subprocess.run([sys.executable, '-B', '-c',
+                                    'import serio, sys; '
+                                    'serio.save(sys.argv[1], {"n": 1}); '
+                                    'print(serio.load(sys.argv[1]))', path],
+                                   capture_output=True, text=True, check=False)
+        self.assertEqual((child.returncode, child.stdout), (0, "{'n': 1}\n"), child.stderr)
+        for module in (serio, serio.numpy, serio.torch):
+            self.assertTrue(module.__doc__, module)
+            for name in module.__all__:
+                value = getattr(module, name)
+                if callable(value):
+                    self.assertTrue(value.__doc__, name)
+                if inspect.isfunction(value):
+                    signature = inspect.signature(value)
+                    self.assertIsNot(signature.return_annotation, inspect.Signature.empty, name)
+                    for parameter in signature.parameters.values():
+                        self.assertIsNot(parameter.annotation, inspect.Parameter.empty,
+                                         (name, parameter.name))
+        self.assertTrue(os.path.isfile(os.path.join(os.path.dirname(serio.__file__),
+                                                    'py.typed')))
+
+
 class TestRefused(Base):
     def assert_refused(self, state, key, *words):
         path = self.path()
@@ -384,6 +397,16 @@ class TestLegacy(Base):
                           'i': numpy.array([2 ** 53], dtype=numpy.int64),
                           'm': numpy.array([True, False]), 's': 'Hi',
                           'd': numpy.array([0.1])}, got)
+
+    @unittest.skipIf(torch is None, 'PyTorch is not installed (Debian: python3-torch)')
+    def test_bfloat16_and_float16_from_the_table(self):
+        write_records(self.path(), [('serio.dtypes', [3, 2]), ('h', [1, 129 / 128]),
+                                    ('f', [65504, -0.0])])
+        got = serio.load(self.path())
+        self.assert_same({'h': torch.tensor([1, 129 / 128], dtype=torch.bfloat16),
+                          'f': numpy.array([65504, -0.0], dtype=numpy.float16)}, got)
+        # 1 + 2**-10 is not a bfloat16: refused, not rounded.
+        self.assert_invalid([('serio.dtypes', [3]), ('h', [1 + 2 ** -10])], 'h', 'bfloat16')
 
     def assert_invalid(self, records, key, *words):
         write_records(self.path(), records)
