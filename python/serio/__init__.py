@@ -27,7 +27,10 @@ named by its key path, with its element type and shape
 array by name; the structure is the ``serio.tree`` record, the first one.
 
 Submodules: :mod:`serio.torch` (model and optimizer in one call),
-:mod:`serio.numpy` (``savez``/``load`` of flat mappings of arrays).
+:mod:`serio.numpy` (``savez``/``load`` of flat mappings of arrays),
+:mod:`serio.sklearn` (fitted estimators and pipelines) and
+:mod:`serio.dcp` (``torch.distributed.checkpoint`` storage); the last two
+are imported when first used.
 Errors are :class:`serio.Error` (a ``GLib.Error``) and, by their kind,
 ``OSError``, ``ValueError`` or ``TypeError`` subclasses: see
 :mod:`serio._errors`.
@@ -305,8 +308,9 @@ from . import numpy, torch  # noqa: E402,F401  (the submodules, as attributes)
 
 
 def __getattr__(name: str) -> Any:
-    # serio.sklearn imports scikit-learn: only when it is asked for.
-    if name == 'sklearn':
+    # serio.sklearn imports scikit-learn, serio.dcp torch.distributed:
+    # only when they are asked for.
+    if name in ('sklearn', 'dcp'):
         import importlib
-        return importlib.import_module('.sklearn', __name__)
+        return importlib.import_module('.' + name, __name__)
     raise AttributeError('module %r has no attribute %r' % (__name__, name))
