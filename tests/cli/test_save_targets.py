@@ -10,8 +10,9 @@ leave the link and what it points to as they were; over a regular file
 with a user.* extended attribute, they keep it.
 
 SniffTests: `serio check` of files in other formats (a NumPy .npz and
-.npy, a PyTorch .pt, safetensors, GGUF, HDF5, gzip, a pickle, an ELF
-program) exits 1 saying what the file looks like, not that it is damaged.
+.npy, a PyTorch .pt, another zip, safetensors, GGUF, HDF5, gzip, a
+pickle, an ELF program) exits 1 saying what the file looks like, not that
+it is damaged; of an unknown one, that it is not a serio file.
 """
 
 import errno
@@ -122,6 +123,8 @@ class SniffTests(ToolTestCase):
     def test_formats(self):
         cases = [
             ('x.npz', zip_bytes([('a.npy', npy_of_values())]),
+             'it looks like a NumPy .npz archive; `serio convert` reads it'),
+            ('other.zip', zip_bytes([('notes.txt', b'hello\n')]),
              'it looks like a zip archive (NumPy .npz or PyTorch .pt); `serio convert` reads a NumPy .npz'),
             ('net.pt', zip_bytes([('archive/data.pkl', b'\x80\x02}q\x00.'),
                                   ('archive/data/0', b'\0' * 16)]),
