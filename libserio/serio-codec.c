@@ -31,6 +31,7 @@
 #include "serio-error-private.h"
 #include "serio-private.h"
 #include "serio-shape.h"
+#include "serio-sniff-private.h"
 #include "serio-workers.h"
 
 #define FRAC_BITS       52
@@ -1475,6 +1476,10 @@ _serio_codec_read (const char           *text,
   end = text + len;
 
   _serio_i18n_init ();
+
+  /* Another format is not a text cut short. */
+  if (G_UNLIKELY (!_serio_sniff_check_text (text, len, error)))
+    return FALSE;
 
   if (G_UNLIKELY (text[len - 1] != '\n'))
     {

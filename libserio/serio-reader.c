@@ -25,6 +25,7 @@
 #include "serio-private.h"
 #include "serio-reader.h"
 #include "serio-shape.h"
+#include "serio-sniff-private.h"
 #include "serio-stream-private.h"
 #include "serio-workers.h"
 
@@ -1002,8 +1003,9 @@ start_is_complete (const char *p,
 {
   const char *bar, *q;
 
+  /* Fewer bytes than “v1|” decide when they cannot start a record. */
   if (end - p < 3)
-    return FALSE;
+    return _serio_sniff_first_record (p, end - p) == SERIO_SNIFF_NOT_SERIO;
 
   if (p[0] != 'v' || p[1] != '1' || p[2] != '|')
     {
@@ -1090,6 +1092,37 @@ ensure_line_start (SerioReader   *self,
     }
 }
 
+/* Before the first record, at pos: a text whose first record cannot
+ * start like one is another format, not serio text. Reads up to
+ * SERIO_SNIFF_BYTES of it to say which, and fails without reading the
+ * rest (it is not a text cut short, whatever its end). */
+static gboolean
+sniff_first_record (SerioReader   *self,
+                    GCancellable  *cancellable,
+                    GError       **error)
+{
+  GError *local_error = NULL;
+
+  if (_serio_sniff_first_record (self->buf + self->pos, self->end - self->pos) != SERIO_SNIFF_NOT_SERIO)
+    return TRUE;
+
+  while (self->end - self->pos < SERIO_SNIFF_BYTES)
+    {
+      int got = fill (self, cancellable, &local_error);
+
+      if (got < 0)
+        return fail (self, local_error, cancellable, error);
+      if (got == 0)
+        break;
+    }
+
+  _serio_sniff_set_error (&local_error, self->buf + self->pos, self->end - self->pos, self->line);
+  self->state = STATE_FAILED;
+  self->failure = g_error_copy (local_error);
+  g_propagate_error (error, local_error);
+  return FALSE;
+}
+
 /* Reads lines up to the next array, handling blank lines and the seal's
  * records. Returns %TRUE with the state STATE_VALUES at an array,
  * STATE_END at the end of the text. */
@@ -1127,6 +1160,8 @@ next_record (SerioReader   *self,
           continue;
         }
 
+      if (!self->seen_record && !sniff_first_record (self, cancellable, error))
+        return FALSE;
       if (!_serio_codec_parse_name (p, line_end, self->line, &header, &local_error))
         return fail (self, local_error, cancellable, error);
 

@@ -18,8 +18,11 @@
  * during the save leaves it behind. Files without a local path (GVfs URIs)
  * go through g_file_replace().
  *
- * The order, for a local file: write, keep the old target's owner and mode,
- * fsync the data, link or rename into place, fsync the directory.
+ * The order, for a local file: write, keep the old target's owner,
+ * extended attributes and mode, fsync the data, link or rename into place,
+ * fsync the directory. A target that is not a regular file, or a symbolic
+ * link to one that is not (a device, a FIFO, a socket, a directory), is
+ * refused before anything is written.
  */
 
 #define _GNU_SOURCE   /* O_TMPFILE */
@@ -39,6 +42,12 @@
 # include <fcntl.h>
 # include <sys/stat.h>
 # include <unistd.h>
+#endif
+
+/* Extended attributes, as Linux has them. */
+#ifdef __linux__
+# include <sys/xattr.h>
+# define HAVE_XATTRS 1
 #endif
 
 /* Temporary names tried before giving up. */
@@ -61,6 +70,7 @@ struct _SerioSave
   GOutputStream     *stream;       /* a SerioSaveStream */
 
   /* A local target */
+  char              *path;         /* as given */
   int                dir_fd;       /* its directory, or -1 */
   int                fd;           /* the temporary file, or -1 */
   char              *name;         /* its base name */
@@ -304,6 +314,7 @@ save_free (SerioSave *save)
   g_clear_error (&save->setup_error);
   g_clear_object (&save->target);
   g_free (save->display);
+  g_free (save->path);
   g_free (save->name);
   g_free (save->temp_name);
   g_free (save);
@@ -379,6 +390,64 @@ open_unnamed (SerioSave  *save,
 #endif
 }
 
+/* What a file of @mode that is not a regular file is, as the reason a
+ * save refuses to replace it, or a symbolic link to it (@via_link). */
+static const char *
+not_regular_reason (mode_t   mode,
+                    gboolean via_link)
+{
+  if (S_ISCHR (mode))
+    return via_link ? _("It is a symbolic link to a character device, which a save does not replace") :
+                      _("It is a character device, not a regular file");
+  if (S_ISBLK (mode))
+    return via_link ? _("It is a symbolic link to a block device, which a save does not replace") :
+                      _("It is a block device, not a regular file");
+  if (S_ISFIFO (mode))
+    return via_link ? _("It is a symbolic link to a FIFO, which a save does not replace") :
+                      _("It is a FIFO, not a regular file");
+  if (S_ISSOCK (mode))
+    return via_link ? _("It is a symbolic link to a socket, which a save does not replace") :
+                      _("It is a socket, not a regular file");
+  if (S_ISDIR (mode))
+    return _("It is a symbolic link to a directory, which a save does not replace");
+  return via_link ? _("It is a symbolic link to something that is not a regular file, which a save does not replace") :
+                    _("It is not a regular file");
+}
+
+/* Whether the file at the target (whose status is save->old) may be
+ * replaced: a regular file, a symbolic link to one, or one that points
+ * nowhere; not a device, a FIFO, a socket or a directory, nor a link to
+ * one, which a save would turn into a regular file (/dev/stdout, say). */
+static gboolean
+check_replaceable (SerioSave  *save,
+                   GError    **error)
+{
+  struct stat points_to;
+
+  if (S_ISREG (save->old.st_mode))
+    return TRUE;
+  if (S_ISDIR (save->old.st_mode))
+    {
+      set_errno_error (error, save->display, EISDIR);
+      return FALSE;
+    }
+  if (!S_ISLNK (save->old.st_mode))
+    {
+      set_error (error, save->display, G_IO_ERROR_NOT_REGULAR_FILE,
+                 not_regular_reason (save->old.st_mode, FALSE));
+      return FALSE;
+    }
+
+  /* A link to a regular file is replaced, as is one that points nowhere
+   * (or that cannot be followed: a loop, a directory not searchable). */
+  if (fstatat (save->dir_fd, save->name, &points_to, 0) != 0 || S_ISREG (points_to.st_mode))
+    return TRUE;
+
+  set_error (error, save->display, G_IO_ERROR_NOT_REGULAR_FILE,
+             not_regular_reason (points_to.st_mode, TRUE));
+  return FALSE;
+}
+
 static gboolean
 begin_local (SerioSave     *save,
              const char    *path,
@@ -388,6 +457,7 @@ begin_local (SerioSave     *save,
   GError *local_error = NULL;
   mode_t mode;
 
+  save->path = g_strdup (path);
   save->name = g_path_get_basename (path);
   save->dir_fd = open (dir_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (save->dir_fd < 0)
@@ -396,20 +466,12 @@ begin_local (SerioSave     *save,
       return FALSE;
     }
 
-  /* A symbolic link is replaced, not followed: it is not looked into. */
+  /* A symbolic link is replaced, not followed: it is only looked into
+   * to refuse one to a file that is not a regular file. */
   if (fstatat (save->dir_fd, save->name, &save->old, AT_SYMLINK_NOFOLLOW) == 0)
     {
-      if (S_ISDIR (save->old.st_mode))
-        {
-          set_errno_error (error, save->display, EISDIR);
-          return FALSE;
-        }
-      if (!S_ISREG (save->old.st_mode) && !S_ISLNK (save->old.st_mode))
-        {
-          set_error (error, save->display, G_IO_ERROR_NOT_REGULAR_FILE,
-                     _("Not a regular file"));
-          return FALSE;
-        }
+      if (!check_replaceable (save, error))
+        return FALSE;
       save->existed = S_ISREG (save->old.st_mode);
     }
   else if (errno != ENOENT)
@@ -460,9 +522,11 @@ begin_replace (SerioSave    *save,
  * _serio_save_get_stream(), then call _serio_save_commit() to put them in
  * place, or _serio_save_abort() to leave @target as it was. @target is not
  * touched before the commit. A symbolic link at @target is replaced by a
- * regular file; a regular file at @target gives the new file its mode, and
- * its owner and group where allowed; a file with other hard links is
- * replaced under the name @target only.
+ * regular file, unless it points to something that exists and is not a
+ * regular file (refused, G_IO_ERROR_NOT_REGULAR_FILE, as is such a file
+ * itself); a regular file at @target gives the new file its mode, its
+ * extended attributes, and its owner and group where allowed; a file with
+ * other hard links is replaced under the name @target only.
  *
  * Every error names @target, never the temporary file.
  *
@@ -523,10 +587,105 @@ _serio_save_get_stream (SerioSave *save)
   return save->stream;
 }
 
+#ifdef HAVE_XATTRS
+/* Whether a failure with @errsv to read or set the extended attribute
+ * @name may be passed over: the file system does not take it, or it is
+ * one whose writing needs privileges (security.*, trusted.*: an SELinux
+ * label, file capabilities) that the process lacks. */
+static gboolean
+xattr_failure_ignored (const char *name,
+                       int         errsv)
+{
+  if (errsv == ENOTSUP || errsv == EOPNOTSUPP)
+    return TRUE;
+
+  return (errsv == EPERM || errsv == EACCES) &&
+         (g_str_has_prefix (name, "security.") || g_str_has_prefix (name, "trusted."));
+}
+
+static void
+set_xattr_error (GError     **error,
+                 const char  *display,
+                 const char  *name,
+                 int          errsv)
+{
+  /* TRANSLATORS: the name of an extended attribute of the file being
+   * replaced, such as "user.tag", then what went wrong */
+  g_autofree char *detail = g_strdup_printf (_("Cannot keep the extended attribute “%s”: %s"),
+                                             name, g_strerror (errsv));
+
+  set_error (error, display, g_io_error_from_errno (errsv), detail);
+}
+
+/* Reads list (@name NULL) or value (of @name) of the extended attributes
+ * of @path, however long, into *@out; returns its size, or -1 with errno
+ * set. */
+static gssize
+read_xattr (const char  *path,
+            const char  *name,
+            char       **out)
+{
+  for (;;)
+    {
+      gssize size = name == NULL ? llistxattr (path, NULL, 0) : lgetxattr (path, name, NULL, 0);
+
+      if (size < 0)
+        return -1;
+      *out = g_realloc (*out, MAX (size, 1));
+      size = name == NULL ? llistxattr (path, *out, size) : lgetxattr (path, name, *out, size);
+      /* ERANGE: it grew since it was measured. */
+      if (size >= 0 || errno != ERANGE)
+        return size;
+    }
+}
+
+/* Copies the extended attributes of the file being replaced (user.*, and
+ * security.*, trusted.* and system.* ones such as POSIX ACLs where the
+ * process may set them) onto the new file. */
+static gboolean
+copy_xattrs (SerioSave  *save,
+             GError    **error)
+{
+  g_autofree char *names = NULL;
+  gssize len = read_xattr (save->path, NULL, &names);
+
+  if (len < 0)
+    {
+      if (errno == ENOTSUP || errno == EOPNOTSUPP)
+        return TRUE;
+      set_errno_error (error, save->display, errno);
+      return FALSE;
+    }
+
+  for (const char *name = names; name < names + len; name += strlen (name) + 1)
+    {
+      g_autofree char *value = NULL;
+      gssize size = read_xattr (save->path, name, &value);
+
+      /* ENODATA: removed since it was listed. */
+      if (size < 0 && errno != ENODATA && !xattr_failure_ignored (name, errno))
+        {
+          set_xattr_error (error, save->display, name, errno);
+          return FALSE;
+        }
+      if (size >= 0 && fsetxattr (save->fd, name, value, size, 0) != 0 &&
+          !xattr_failure_ignored (name, errno))
+        {
+          set_xattr_error (error, save->display, name, errno);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+#endif
+
 #ifdef G_OS_UNIX
-/* Gives the new file the owner, group and mode of the file it replaces;
- * the owner only where allowed, and then set-user-ID and set-group-ID
- * only if the owner is kept. */
+/* Gives the new file the owner, group, extended attributes and mode of
+ * the file it replaces; the owner only where allowed, and then
+ * set-user-ID and set-group-ID only if the owner is kept. The attributes
+ * come after the owner, whose change would drop file capabilities, and
+ * before the mode, which then also holds over an ACL's mask. */
 static gboolean
 keep_owner_and_mode (SerioSave  *save,
                      GError    **error)
@@ -548,6 +707,11 @@ keep_owner_and_mode (SerioSave  *save,
       if (!owner_kept && now.st_gid != save->old.st_gid)
         (void) fchown (save->fd, (uid_t) -1, save->old.st_gid);
     }
+
+#ifdef HAVE_XATTRS
+  if (!copy_xattrs (save, error))
+    return FALSE;
+#endif
 
   if (fchmod (save->fd, save->old.st_mode & (owner_kept ? 07777 : 0777)) != 0)
     {

@@ -11,6 +11,10 @@
 
 #include "serio-workers.h"
 
+#ifdef G_OS_UNIX
+# include <unistd.h>
+#endif
+
 /* Parsing cuts a span into windows of about this many bytes, each ending
  * at a comma or at the end of the span. */
 #define PARSE_WINDOW (64 * 1024)
@@ -45,22 +49,39 @@ typedef struct
 /*
  * A call works through items (blocks to format, windows to parse) with a
  * ring of slots: item i goes into slot i % n_slots once the item before it
- * in that slot was taken. The threads of the pool and the calling thread
+ * in that slot was taken. The workers' threads and the calling thread
  * claim items in order and work them; the calling thread also takes the
  * results in order, whenever the next one is ready, and works an item
  * itself otherwise, so that the call keeps n_threads threads busy and no
  * more. Everything below @lock is under it; @done is broadcast whenever a
  * slot is filled or emptied.
+ *
+ * The threads are the workers' own, not GLib's shared pool, whose count
+ * of threads a child of fork() inherits though the threads are not there
+ * (so that its first parallel call waited for ever): each SerioWorkers
+ * remembers the process its threads run in, and in another one (a child
+ * of fork()) starts new ones. A SerioWorkers in the middle of a call in
+ * another thread at the fork is not usable in the child, as its owner is
+ * not; every other one is.
  */
 struct _SerioWorkers
 {
-  GThreadPool      *pool;
   GMutex            lock;
   GCond             done;
 
+  /* The threads of this process (@pid), started as calls need them and
+   * joined when the workers are freed. A child of fork() has none of
+   * them: it forgets them and starts its own. */
+  GThread          *threads[SERIO_MAX_THREADS - 1];
+  guint             n_threads;
+  gint64            pid;
+  GCond             wake;       /* a thread is wanted, or quit */
+  guint             wanted;     /* threads still to join the call */
+  gboolean          quit;
+
   void            (*work) (SerioWorkers *workers,
                            gsize         index);
-  guint             running;    /* threads of the pool in the call */
+  guint             running;    /* threads of the workers in the call */
   guint             n_slots;
   gsize             slot_item[MAX_SLOTS];   /* the item a slot holds, or NO_ITEM */
   gsize             n_items;
@@ -101,6 +122,16 @@ _serio_last_comma (const char *p,
   return NULL;
 }
 
+static gint64
+current_process (void)
+{
+#ifdef G_OS_UNIX
+  return getpid ();
+#else
+  return 0;
+#endif
+}
+
 SerioWorkers *
 _serio_workers_new (void)
 {
@@ -108,8 +139,24 @@ _serio_workers_new (void)
 
   g_mutex_init (&workers->lock);
   g_cond_init (&workers->done);
+  g_cond_init (&workers->wake);
+  workers->pid = current_process ();
 
   return workers;
+}
+
+/* In a child of fork(), the threads of the parent are not there: forget
+ * them (they cannot be joined, nor their handles freed). */
+static void
+forget_threads_of_parent (SerioWorkers *workers)
+{
+  gint64 pid = current_process ();
+
+  if (workers->pid == pid)
+    return;
+  workers->pid = pid;
+  workers->n_threads = 0;
+  workers->wanted = 0;
 }
 
 void
@@ -118,8 +165,14 @@ _serio_workers_free (SerioWorkers *workers)
   if (workers == NULL)
     return;
 
-  if (workers->pool != NULL)
-    g_thread_pool_free (workers->pool, FALSE, TRUE);
+  forget_threads_of_parent (workers);
+  g_mutex_lock (&workers->lock);
+  workers->quit = TRUE;
+  g_cond_broadcast (&workers->wake);
+  g_mutex_unlock (&workers->lock);
+  for (guint i = 0; i < workers->n_threads; i++)
+    g_thread_join (workers->threads[i]);
+
   for (guint i = 0; i < MAX_SLOTS; i++)
     {
       g_free (workers->blocks[i].out);
@@ -128,6 +181,7 @@ _serio_workers_free (SerioWorkers *workers)
   g_free (workers->windows);
   g_mutex_clear (&workers->lock);
   g_cond_clear (&workers->done);
+  g_cond_clear (&workers->wake);
   g_free (workers);
 }
 
@@ -152,15 +206,11 @@ work_item (SerioWorkers *workers,
   g_cond_broadcast (&workers->done);
 }
 
-/* A thread of the pool: works items until there are none left or the
- * caller stops. */
+/* Under the lock, on a thread of the workers: works items of the call
+ * until there are none left or the caller stops. */
 static void
-run_in_pool (gpointer item,
-             gpointer user_data)
+run_in_thread (SerioWorkers *workers)
 {
-  SerioWorkers *workers = user_data;
-
-  g_mutex_lock (&workers->lock);
   while (!workers->stop && workers->next_claim < workers->n_items)
     {
       gsize index = workers->next_claim++;
@@ -173,7 +223,47 @@ run_in_pool (gpointer item,
     }
   workers->running--;
   g_cond_broadcast (&workers->done);
+}
+
+/* A thread of the workers: joins each call that wants it, until the
+ * workers are freed. */
+static gpointer
+worker_thread (gpointer data)
+{
+  SerioWorkers *workers = data;
+
+  g_mutex_lock (&workers->lock);
+  for (;;)
+    {
+      while (workers->wanted == 0 && !workers->quit)
+        g_cond_wait (&workers->wake, &workers->lock);
+      if (workers->quit)
+        break;
+      workers->wanted--;
+      run_in_thread (workers);
+    }
   g_mutex_unlock (&workers->lock);
+
+  return NULL;
+}
+
+/* Starts threads of this process up to @n (fewer if the system will not
+ * start more); returns how many there are. */
+static guint
+start_threads (SerioWorkers *workers,
+               guint         n)
+{
+  forget_threads_of_parent (workers);
+  while (workers->n_threads < n)
+    {
+      GThread *thread = g_thread_try_new ("serio-worker", worker_thread, workers, NULL);
+
+      if (thread == NULL)
+        break;
+      workers->threads[workers->n_threads++] = thread;
+    }
+
+  return MIN (workers->n_threads, n);
 }
 
 /* Works the @n_items items with @n_threads threads (the calling one
@@ -193,6 +283,8 @@ run_ring (SerioWorkers  *workers,
   gsize taken = 0;
 
   n_threads = (guint) MIN ((gsize) CLAMP (n_threads, 1, SERIO_MAX_THREADS), n_items);
+  if (n_threads > 1)
+    n_threads = 1 + start_threads (workers, n_threads - 1);
 
   g_mutex_lock (&workers->lock);
   workers->work = work;
@@ -204,21 +296,10 @@ run_ring (SerioWorkers  *workers,
   workers->next_take = 0;
   workers->stop = FALSE;
   workers->running = n_threads - 1;
-  g_mutex_unlock (&workers->lock);
-
+  workers->wanted = n_threads - 1;
   if (n_threads > 1)
-    {
-      if (workers->pool == NULL)
-        {
-          workers->pool = g_thread_pool_new (run_in_pool, workers, SERIO_MAX_THREADS - 1, FALSE, NULL);
-          g_assert (workers->pool != NULL);
-        }
-      g_thread_pool_set_max_threads (workers->pool, n_threads - 1, NULL);
-      for (guint i = 1; i < n_threads; i++)
-        g_thread_pool_push (workers->pool, workers, NULL);
-    }
+    g_cond_broadcast (&workers->wake);
 
-  g_mutex_lock (&workers->lock);
   while (taken < n_items && !workers->stop)
     {
       gsize slot = taken % workers->n_slots;
@@ -247,8 +328,11 @@ run_ring (SerioWorkers  *workers,
         }
     }
 
-  /* The threads read the caller's data: they must be done. */
+  /* The threads read the caller's data: they must be done. One that has
+   * not joined the call yet need not. */
   workers->stop = TRUE;
+  workers->running -= workers->wanted;
+  workers->wanted = 0;
   g_cond_broadcast (&workers->done);
   while (workers->running > 0)
     g_cond_wait (&workers->done, &workers->lock);
@@ -445,7 +529,7 @@ _serio_workers_parse (SerioWorkers       *workers,
   problem->reason = NULL;
   n_windows = cut_windows (workers, s, span_end);
 
-  /* One window, or one thread: no pool, no copy. */
+  /* One window, or one thread: no threads, no copy. */
   if (n_windows == 1 || n_threads == 1)
     {
       gboolean ended;

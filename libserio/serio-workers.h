@@ -6,11 +6,12 @@
  *
  * The one copy of libserio's parallel paths, shared by the writer and the
  * in-memory serialiser (formatting) and by the reader and the in-memory
- * parser (parsing). A SerioWorkers holds a GThreadPool of its owner's,
- * made on first use. In a call, the pool's threads work through the
+ * parser (parsing). A SerioWorkers holds threads of its owner's, started
+ * as calls need them and joined when it is freed; in a child of fork()
+ * it starts new ones. In a call, the threads work through the
  * blocks (or windows) one after the other into a ring of slots while the
  * calling thread takes the results in order, so the work flows without a
- * pause between rounds; every call ends with the pool's threads done. The
+ * pause between rounds; every call ends with its threads done. The
  * results do not depend on the number of threads: formatted blocks are
  * put out in order, and the first bad token reported is the first in the
  * order of the text.

@@ -164,9 +164,9 @@ static const Rejection truncated[] = {
   LINE ("v1|x|1|1\r\n\r", TRUNCATED, 2),
   LINE ("v1|x|1|1\n ", TRUNCATED, 2),
   LINE ("v1|x|1|1\n\0", TRUNCATED, 2),
-  LINE ("\0", TRUNCATED, 1),
+  LINE ("\0", SYNTAX, 1),         /* not a serio file: before truncation (issue 20) */
   LINE ("v2|x|1|1", TRUNCATED, 1),
-  LINE ("garbage", TRUNCATED, 1),
+  LINE ("garbage", SYNTAX, 1),     /* not a serio file: before truncation (issue 20) */
   LINE ("v1|x|1|01", TRUNCATED, 1),
   LINE ("v1|x|5|1", TRUNCATED, 1),
   LINE ("v1|\xff|0|", TRUNCATED, 1),

@@ -20,6 +20,14 @@
  *                                  "collision NAME"
  *   SERIO_PRELOAD_FSYNC_ERRNO=E    fsync and fdatasync of regular files fail
  *                                  with errno E
+ *   SERIO_PRELOAD_FSYNC_SLEEP_MS=N fsync and fdatasync of regular files
+ *                                  take N ms more, as on a slow disk; with
+ *   SERIO_PRELOAD_FSYNC_MARK=FILE  FILE is created when such a sync starts
+ *   SERIO_PRELOAD_XATTR_FAIL=P:E   fsetxattr of a name that starts with P
+ *                                  fails with errno E (EPERM as for a
+ *                                  security.* attribute set without the
+ *                                  privilege), and is logged as
+ *                                  "fsetxattr-failed NAME"
  *   SERIO_PRELOAD_LINK_ERRNO=E     linkat fails with errno E
  *   SERIO_PRELOAD_NO_PROC_LINK=1   linkat from a /proc/self/fd/ path fails
  *                                  with ENOENT, as without /proc
@@ -48,6 +56,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define TEMP_PREFIX ".serio-save-"
@@ -213,6 +222,23 @@ sync_call (const char *name,
       errno = fail_errno;
       return -1;
     }
+  if (is_file && env_int ("SERIO_PRELOAD_FSYNC_SLEEP_MS") > 0)
+    {
+      static int (*real_open) (const char *, int, ...);
+      const char *mark = getenv ("SERIO_PRELOAD_FSYNC_MARK");
+      int sleep_ms = env_int ("SERIO_PRELOAD_FSYNC_SLEEP_MS");
+
+      if (real_open == NULL)
+        real_open = (int (*) (const char *, int, ...)) real ("open64");
+      if (mark != NULL)
+        {
+          int mark_fd = real_open (mark, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+
+          if (mark_fd >= 0)
+            close (mark_fd);
+        }
+      usleep (sleep_ms * 1000);
+    }
 
   return real_fn (fd);
 }
@@ -352,4 +378,28 @@ rename (const char *old_path,
   if (real_fn == NULL)
     real_fn = (int (*) (const char *, const char *)) real ("rename");
   return real_fn (old_path, new_path);
+}
+
+int
+fsetxattr (int         fd,
+           const char *name,
+           const void *value,
+           size_t      size,
+           int         flags)
+{
+  static int (*real_fn) (int, const char *, const void *, size_t, int);
+  const char *fail = getenv ("SERIO_PRELOAD_XATTR_FAIL");
+  const char *colon = fail != NULL ? strrchr (fail, ':') : NULL;
+
+  if (real_fn == NULL)
+    real_fn = (int (*) (int, const char *, const void *, size_t, int)) real ("fsetxattr");
+
+  if (colon != NULL && strncmp (name, fail, colon - fail) == 0)
+    {
+      log_line ("fsetxattr-failed %s\n", name);
+      errno = atoi (colon + 1);
+      return -1;
+    }
+
+  return real_fn (fd, name, value, size, flags);
 }

@@ -23,8 +23,10 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include <gio/gunixsocketaddress.h>
 #include <glib/gstdio.h>
 
 #include <serio.h>
@@ -139,7 +141,29 @@ save_limited (const char *path,
   return 0;
 }
 
-/* --save PATH WHICH SCALE: saves a bundle; prints "saved" or the error. */
+typedef struct
+{
+  const char   *mark;
+  GCancellable *cancellable;
+} MarkCanceller;
+
+/* Cancels once the file mark->mark exists. */
+static gpointer
+cancel_on_mark (gpointer data)
+{
+  MarkCanceller *canceller = data;
+
+  while (!g_file_test (canceller->mark, G_FILE_TEST_EXISTS) &&
+         !g_cancellable_is_cancelled (canceller->cancellable))
+    g_usleep (500);
+  g_cancellable_cancel (canceller->cancellable);
+
+  return NULL;
+}
+
+/* --save PATH WHICH SCALE: saves a bundle; prints "saved" or the error.
+ * With SERIO_TEST_CANCEL_ON_MARK=FILE, the save is cancelled from another
+ * thread as soon as FILE exists (the preload's fsync creates it). */
 static int
 save_once (const char *path,
            guint       which,
@@ -147,9 +171,22 @@ save_once (const char *path,
 {
   g_autoptr(GFile) file = g_file_new_for_path (path);
   g_autoptr(SerioBundle) bundle = make_bundle (which, scale);
+  g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   g_autoptr(GError) error = NULL;
+  MarkCanceller canceller = { g_getenv ("SERIO_TEST_CANCEL_ON_MARK"), cancellable };
+  GThread *thread = NULL;
+  gboolean saved;
 
-  if (serio_bundle_save_to_file (bundle, file, NULL, &error))
+  if (canceller.mark != NULL)
+    thread = g_thread_new ("canceller", cancel_on_mark, &canceller);
+  saved = serio_bundle_save_to_file (bundle, file, cancellable, &error);
+  if (thread != NULL)
+    {
+      g_cancellable_cancel (cancellable);
+      g_thread_join (thread);
+    }
+
+  if (saved)
     printf ("saved\n");
   else
     printf ("%s %d %s\n", g_quark_to_string (error->domain), error->code, error->message);
@@ -1216,6 +1253,263 @@ test_symlink (void)
   temp_dir_clear (&tmp);
 }
 
+/* Asserts that a save and a writer for the file @name of @tmp's
+ * directory are refused as not regular, for @reason, and that the
+ * directory still holds @listing only. */
+static void
+assert_save_refused (TempDir    *tmp,
+                     const char *name,
+                     const char *reason,
+                     const char *listing)
+{
+  g_autoptr(SerioBundle) bundle = make_bundle (0, 1000);
+  g_autofree char *path = g_build_filename (tmp->dir, name, NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autofree char *expected = g_strdup_printf ("Cannot save to “%s”: %s", path, reason);
+  g_autofree char *after = NULL;
+  g_autoptr(SerioWriter) writer = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_assert_false (serio_bundle_save_to_file (bundle, file, NULL, &error));
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE);
+  g_assert_cmpstr (error->message, ==, expected);
+  g_clear_error (&error);
+
+  writer = serio_writer_new_for_file (file, SERIO_SAVE_FLAGS_NONE, NULL, &error);
+  g_assert_null (writer);
+  g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE);
+  g_assert_cmpstr (error->message, ==, expected);
+
+  after = list_dir (tmp->dir);
+  g_assert_cmpstr (after, ==, listing);
+}
+
+/* Asserts that @path is still a symbolic link to @to. */
+static void
+assert_link_to (const char *path,
+                const char *to)
+{
+  g_autofree char *points_to = g_file_read_link (path, NULL);
+
+  g_assert_true (S_ISLNK (stat_of (path).st_mode));
+  g_assert_cmpstr (points_to, ==, to);
+}
+
+static void
+test_symlink_to_special (void)
+{
+  g_autofree char *fifo = NULL;
+  g_autofree char *sock = NULL;
+  g_autofree char *link = NULL;
+  g_autoptr(GSocket) socket = NULL;
+  g_autoptr(GSocketAddress) address = NULL;
+  g_autoptr(GError) error = NULL;
+  struct stat st;
+  TempDir tmp;
+
+  g_test_summary ("A save (and a writer) for a symbolic link to a device, a FIFO, "
+                  "a socket or a directory, or for such a file itself, is refused "
+                  "with G_IO_ERROR_NOT_REGULAR_FILE saying what it is, and leaves "
+                  "the link and what it points to as they were.");
+
+  temp_dir_init (&tmp);
+
+  /* /dev/null through a link in the test's directory (the link is
+   * FILE_NAME, so it sorts first). */
+  g_assert_no_errno (symlink ("/dev/null", tmp.path));
+  assert_save_refused (&tmp, FILE_NAME,
+                       "It is a symbolic link to a character device, which a save does not replace",
+                       FILE_NAME);
+  assert_link_to (tmp.path, "/dev/null");
+  g_assert_no_errno (stat ("/dev/null", &st));
+  g_assert_true (S_ISCHR (st.st_mode));
+
+  /* A link to that link. */
+  link = g_build_filename (tmp.dir, "nz-link", NULL);
+  g_assert_no_errno (symlink (FILE_NAME, link));
+  assert_save_refused (&tmp, "nz-link",
+                       "It is a symbolic link to a character device, which a save does not replace",
+                       FILE_NAME " nz-link");
+  g_assert_no_errno (g_unlink (link));
+  g_assert_no_errno (g_unlink (tmp.path));
+
+  /* A FIFO, and a link to it. */
+  fifo = g_build_filename (tmp.dir, "fifo", NULL);
+  g_assert_no_errno (mkfifo (fifo, 0600));
+  assert_save_refused (&tmp, "fifo", "It is a FIFO, not a regular file", "fifo");
+  g_assert_no_errno (symlink ("fifo", tmp.path));
+  assert_save_refused (&tmp, FILE_NAME,
+                       "It is a symbolic link to a FIFO, which a save does not replace",
+                       "fifo " FILE_NAME);
+  g_assert_true (S_ISFIFO (stat_of (fifo).st_mode));
+  assert_link_to (tmp.path, "fifo");
+  g_assert_no_errno (g_unlink (tmp.path));
+  g_assert_no_errno (g_unlink (fifo));
+
+  /* A socket, and a link to it. */
+  sock = g_build_filename (tmp.dir, "sock", NULL);
+  socket = g_socket_new (G_SOCKET_FAMILY_UNIX, G_SOCKET_TYPE_STREAM, G_SOCKET_PROTOCOL_DEFAULT, &error);
+  g_assert_no_error (error);
+  address = g_unix_socket_address_new (sock);
+  g_assert_true (g_socket_bind (socket, address, FALSE, &error));
+  g_assert_no_error (error);
+  assert_save_refused (&tmp, "sock", "It is a socket, not a regular file", "sock");
+  g_assert_no_errno (symlink ("sock", tmp.path));
+  assert_save_refused (&tmp, FILE_NAME,
+                       "It is a symbolic link to a socket, which a save does not replace",
+                       FILE_NAME " sock");
+  g_assert_true (S_ISSOCK (stat_of (sock).st_mode));
+  g_assert_no_errno (g_unlink (tmp.path));
+  g_assert_no_errno (g_unlink (sock));
+
+  /* A link to a directory. */
+  g_assert_no_errno (g_mkdir (fifo, 0700));
+  g_assert_no_errno (symlink ("fifo", tmp.path));
+  assert_save_refused (&tmp, FILE_NAME,
+                       "It is a symbolic link to a directory, which a save does not replace",
+                       "fifo " FILE_NAME);
+  g_assert_true (S_ISDIR (stat_of (fifo).st_mode));
+  g_assert_no_errno (g_unlink (tmp.path));
+
+  temp_dir_clear (&tmp);
+}
+
+/* The value of the extended attribute @name of @path, or NULL (errno
+ * set) when it has none. */
+static GBytes *
+get_xattr (const char *path,
+           const char *name)
+{
+  char value[256];
+  ssize_t size = lgetxattr (path, name, value, sizeof value);
+
+  return size >= 0 ? g_bytes_new (value, size) : NULL;
+}
+
+/* Sets the extended attribute @name of @path; returns FALSE (errno set)
+ * where it cannot be set. */
+static gboolean
+set_xattr (const char *path,
+           const char *name,
+           const void *value,
+           gsize       size)
+{
+  return lsetxattr (path, name, value, size, 0) == 0;
+}
+
+static void
+assert_xattr (const char *path,
+              const char *name,
+              const void *value,
+              gsize       size)
+{
+  g_autoptr(GBytes) got = get_xattr (path, name);
+
+  g_assert_nonnull (got);
+  g_assert_cmpmem (g_bytes_get_data (got, NULL), g_bytes_get_size (got), value, size);
+}
+
+/* A POSIX ACL as the kernel stores it in system.posix_acl_access: owner
+ * rw-, user 65534 r--, group r--, mask r--, other ---. */
+static const guint8 test_acl[] = {
+  2, 0, 0, 0,
+  1, 0, 6, 0, 0xff, 0xff, 0xff, 0xff,
+  2, 0, 4, 0, 0xfe, 0xff, 0, 0,
+  4, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+  0x10, 0, 4, 0, 0xff, 0xff, 0xff, 0xff,
+  0x20, 0, 0, 0, 0xff, 0xff, 0xff, 0xff,
+};
+
+static void
+test_xattrs_kept (void)
+{
+  g_autoptr(SerioBundle) old = make_bundle (0, 1000);
+  g_autoptr(SerioBundle) new = make_bundle (1, 1000);
+  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
+  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  gboolean acl, trusted, security;
+  TempDir tmp;
+
+  g_test_summary ("Saving over a file keeps its extended attributes: user.*, a "
+                  "POSIX ACL, and as root trusted.* and security.*, through an "
+                  "unnamed and a named temporary file; a security.* one that may "
+                  "not be set is dropped, a user.* one that cannot be set fails "
+                  "the save, naming the target and the attribute, and keeps the "
+                  "old file.");
+
+  temp_dir_init (&tmp);
+  save (old, tmp.file);
+  if (!set_xattr (tmp.path, "user.tag", "kept", 4))
+    {
+      g_test_skip_printf ("no user extended attributes in %s: %s", tmp.dir, g_strerror (errno));
+      temp_dir_clear (&tmp);
+      return;
+    }
+  g_assert_no_errno (chmod (tmp.path, 0640));
+  acl = set_xattr (tmp.path, "system.posix_acl_access", test_acl, sizeof test_acl);
+  trusted = set_xattr (tmp.path, "trusted.serio-test", "t", 1);
+  security = set_xattr (tmp.path, "security.serio-test", "s", 1);
+  g_test_message ("also copied here: ACL %d, trusted.* %d, security.* %d", acl, trusted, security);
+
+  save (new, tmp.file);
+  assert_file_is (&tmp, new_text);
+  assert_xattr (tmp.path, "user.tag", "kept", 4);
+  if (acl)
+    assert_xattr (tmp.path, "system.posix_acl_access", test_acl, sizeof test_acl);
+  if (trusted)
+    assert_xattr (tmp.path, "trusted.serio-test", "t", 1);
+  if (security)
+    assert_xattr (tmp.path, "security.serio-test", "s", 1);
+  g_assert_cmpuint (stat_of (tmp.path).st_mode & 07777, ==, 0640);
+
+  if (preload_path != NULL)
+    {
+      /* Through a named temporary file. */
+      {
+        const char *env[] = { "SERIO_PRELOAD_NO_TMPFILE=1", NULL };
+        g_autofree char *out = NULL;
+
+        save (old, tmp.file);
+        out = run_save (tmp.path, 1, env);
+        g_assert_cmpstr (out, ==, "saved");
+        assert_file_is (&tmp, new_text);
+        assert_xattr (tmp.path, "user.tag", "kept", 4);
+      }
+
+      /* A security.* attribute the process may not set (EPERM) is
+       * dropped; the save goes on. */
+      if (security)
+        {
+          const char *env[] = { "SERIO_PRELOAD_XATTR_FAIL=security.:1", NULL };
+          g_autofree char *out = NULL;
+
+          save (old, tmp.file);
+          out = run_save (tmp.path, 1, env);
+          g_assert_cmpstr (out, ==, "saved");
+          assert_file_is (&tmp, new_text);
+          assert_xattr (tmp.path, "user.tag", "kept", 4);
+          g_assert_null (get_xattr (tmp.path, "security.serio-test"));
+          g_assert_cmpint (errno, ==, ENODATA);
+        }
+
+      /* A user.* attribute that cannot be set (no room: ENOSPC) fails
+       * the save, and the old file keeps it. */
+      {
+        const char *env[] = { "SERIO_PRELOAD_XATTR_FAIL=user.:28", NULL };
+        g_autofree char *out = NULL;
+
+        save (old, tmp.file);
+        out = run_save (tmp.path, 1, env);
+        assert_save_error (out, G_IO_ERROR_NO_SPACE, tmp.path);
+        g_assert_nonnull (strstr (out, "Cannot keep the extended attribute “user.tag”: "));
+        assert_file_is (&tmp, old_text);
+        assert_xattr (tmp.path, "user.tag", "kept", 4);
+      }
+    }
+
+  temp_dir_clear (&tmp);
+}
+
 static void
 test_hard_link (void)
 {
@@ -1397,22 +1691,29 @@ test_sync_before_rename (void)
 }
 
 /* Saves bundle @which at @scale over bundle 0 (if @existing) or to a new
- * path, with the fault of @fault_env, through an unnamed or a named
- * temporary file, and checks that it fails with @code naming the target
- * and changes nothing. Returns FALSE if the mode is not supported here. */
+ * path, with the faults of @fault_env ("NAME=VALUE", NULL ended), through
+ * an unnamed or a named temporary file, and checks that it fails with
+ * @code naming the target and changes nothing. Returns FALSE if the mode
+ * is not supported here. */
 static gboolean
-check_fault_of (const char *fault_env,
-                gboolean    unnamed,
-                gboolean    existing,
-                int         code,
-                guint       which,
-                guint       scale)
+check_faults_of (const char * const *fault_env,
+                 gboolean            unnamed,
+                 gboolean            existing,
+                 int                 code,
+                 guint               which,
+                 guint               scale)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
-  const char *env[] = { fault_env, unnamed ? NULL : "SERIO_PRELOAD_NO_TMPFILE=1", NULL };
+  g_autoptr(GPtrArray) env = g_ptr_array_new ();
   g_autofree char *out = NULL;
   TempDir tmp;
+
+  for (const char * const *var = fault_env; *var != NULL; var++)
+    g_ptr_array_add (env, (gpointer) *var);
+  if (!unnamed)
+    g_ptr_array_add (env, (gpointer) "SERIO_PRELOAD_NO_TMPFILE=1");
+  g_ptr_array_add (env, NULL);
 
   temp_dir_init (&tmp);
   if (skip_mode (&tmp, unnamed))
@@ -1423,7 +1724,7 @@ check_fault_of (const char *fault_env,
   if (existing)
     save (old, tmp.file);
 
-  out = run_save_scaled (tmp.path, which, scale, env);
+  out = run_save_scaled (tmp.path, which, scale, (const char * const *) env->pdata);
   assert_save_error (out, code, tmp.path);
 
   if (existing)
@@ -1437,6 +1738,18 @@ check_fault_of (const char *fault_env,
 
   temp_dir_clear (&tmp);
   return TRUE;
+}
+
+/* check_faults_of() with one fault. */
+static gboolean
+check_fault_of (const char *fault_env,
+                gboolean    unnamed,
+                gboolean    existing,
+                int         code,
+                guint       which,
+                guint       scale)
+{
+  return check_faults_of ((const char *[]) { fault_env, NULL }, unnamed, existing, code, which, scale);
 }
 
 /* check_fault_of() with bundle 1 at scale 1000 as the new bundle. */
@@ -1461,6 +1774,37 @@ test_fault_fsync (void)
   for (int unnamed = 1; unnamed >= 0; unnamed--)
     for (int existing = 0; existing <= 1; existing++)
       check_fault ("SERIO_PRELOAD_FSYNC_ERRNO=5", unnamed, existing, g_io_error_from_errno (EIO));
+}
+
+static void
+test_cancel_in_fsync (void)
+{
+  g_autofree char *mark = g_build_filename (g_get_tmp_dir (), "serio-fsync-mark-XXXXXX", NULL);
+  g_autofree char *mark_env = NULL;
+  g_autofree char *cancel_env = NULL;
+
+  g_test_summary ("A cancel that arrives while the save's fsync runs (a slow "
+                  "disk: a preloaded fsync that sleeps) fails the save with "
+                  "G_IO_ERROR_CANCELLED naming the target, and leaves the old "
+                  "file (or no file) and no temporary file.");
+
+  if (!need_preload ())
+    return;
+
+  g_close (g_mkstemp (mark), NULL);
+  mark_env = g_strconcat ("SERIO_PRELOAD_FSYNC_MARK=", mark, NULL);
+  cancel_env = g_strconcat ("SERIO_TEST_CANCEL_ON_MARK=", mark, NULL);
+  for (int unnamed = 1; unnamed >= 0; unnamed--)
+    for (int existing = 0; existing <= 1; existing++)
+      {
+        const char *env[] = { "SERIO_PRELOAD_FSYNC_SLEEP_MS=300", mark_env, cancel_env, NULL };
+
+        /* The mark appears only when the sync starts. */
+        g_unlink (mark);
+        if (check_faults_of (env, unnamed, existing, G_IO_ERROR_CANCELLED, 1, 1000))
+          g_assert_true (g_file_test (mark, G_FILE_TEST_EXISTS));
+      }
+  g_unlink (mark);
 }
 
 /* The text of bundle 2 at scale 1: about 26 MB, more than three pieces
@@ -2067,9 +2411,12 @@ main (int   argc,
   g_test_add_func ("/files/mode/kept", test_mode_kept);
   g_test_add_func ("/files/links/symlink", test_symlink);
   g_test_add_func ("/files/links/hard-link", test_hard_link);
+  g_test_add_func ("/files/links/symlink-to-special", test_symlink_to_special);
+  g_test_add_func ("/files/xattrs/kept", test_xattrs_kept);
   g_test_add_func ("/files/sync/before-rename", test_sync_before_rename);
   g_test_add_func ("/files/sync/write-behind", test_write_behind);
   g_test_add_func ("/files/faults/fsync", test_fault_fsync);
+  g_test_add_func ("/files/cancel/in-fsync", test_cancel_in_fsync);
   g_test_add_func ("/files/faults/write-behind", test_fault_write_behind);
   g_test_add_func ("/files/faults/rename", test_fault_rename);
   g_test_add_func ("/files/faults/link", test_fault_link);

@@ -1,0 +1,404 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-fork.c: libserio's worker threads after fork()
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * A child of fork() has only the thread that forked. Whatever parallel
+ * work the parent did, and whatever its other threads are doing at the
+ * moment of the fork, the child's parallel calls must run (and give the
+ * same bits). Each child here does parallel work and exits 0 when every
+ * result is right, or with the number of the check that failed; the
+ * parent waits for it with a deadline and kills it if it hangs, which is
+ * what a child did while libserio's threads came from GLib's shared
+ * thread pool (counted in the child, but not there).
+ */
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <glib/gstdio.h>
+#include <serio.h>
+
+#include "test-utils.h"
+
+/* Enough values for every parallel path: formatting (2 blocks of 64 Ki
+ * values in a bundle, 2 of 16 Ki in a writer) and parsing (512 KiB of a
+ * field from memory, 128 KiB in a reader). */
+#define N_VALUES 300000
+
+/* How long a child may take (it takes well under a second). */
+#define CHILD_DEADLINE_S 60
+
+static double *
+make_values (guint seed)
+{
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+  double *values = g_new (double, N_VALUES);
+
+  for (gsize i = 0; i < N_VALUES; i++)
+    values[i] = ldexp (g_rand_double_range (rand, -1.0, 1.0), g_rand_int_range (rand, -300, 300));
+
+  return values;
+}
+
+static SerioBundle *
+make_bundle (guint seed)
+{
+  SerioBundle *bundle = serio_bundle_new ();
+  g_autofree double *values = make_values (seed);
+
+  serio_bundle_append (bundle, "a", values, N_VALUES);
+  serio_bundle_append (bundle, "b", values, N_VALUES / 2);
+  return bundle;
+}
+
+static gboolean
+same_bundles (SerioBundle *a,
+              SerioBundle *b)
+{
+  g_autoptr(GBytes) text_a = serio_bundle_to_bytes (a);
+  g_autoptr(GBytes) text_b = serio_bundle_to_bytes (b);
+
+  if (serio_bundle_get_n_arrays (a) != serio_bundle_get_n_arrays (b))
+    return FALSE;
+  for (guint i = 0; i < serio_bundle_get_n_arrays (a); i++)
+    {
+      gsize n_a, n_b;
+      const double *va = serio_bundle_get_values (a, i, &n_a);
+      const double *vb = serio_bundle_get_values (b, i, &n_b);
+
+      if (n_a != n_b || memcmp (va, vb, n_a * sizeof (double)) != 0)
+        return FALSE;
+    }
+  return g_bytes_equal (text_a, text_b);
+}
+
+/* ------------------------------------------------------------------ */
+/* Forking with a deadline                                            */
+/* ------------------------------------------------------------------ */
+
+typedef int (*ChildFunc) (gpointer data);
+
+/* Runs @func in a child of fork() and asserts that it exits 0 within
+ * CHILD_DEADLINE_S seconds; a child that hangs is killed and fails the
+ * test. */
+static void
+assert_child_succeeds (ChildFunc func,
+                       gpointer  data)
+{
+  gint64 deadline = g_get_monotonic_time () + CHILD_DEADLINE_S * G_USEC_PER_SEC;
+  int status = 0;
+  pid_t pid, done;
+
+  fflush (stdout);
+  fflush (stderr);
+  pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      /* A second bound, should the parent die first. */
+      alarm (2 * CHILD_DEADLINE_S);
+      _exit (func (data));
+    }
+
+  while ((done = waitpid (pid, &status, WNOHANG)) == 0 && g_get_monotonic_time () < deadline)
+    g_usleep (10000);
+  if (done == 0)
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, &status, 0);
+      g_test_fail_printf ("the child hung in a parallel call: killed after %d s", CHILD_DEADLINE_S);
+      return;
+    }
+  g_assert_cmpint (done, ==, pid);
+  if (WIFSIGNALED (status))
+    g_test_fail_printf ("the child was killed by signal %d", WTERMSIG (status));
+  else if (WEXITSTATUS (status) != 0)
+    g_test_fail_printf ("the child's check %d failed", WEXITSTATUS (status));
+}
+
+/* ------------------------------------------------------------------ */
+/* What a child does                                                  */
+/* ------------------------------------------------------------------ */
+
+/* Parallel to_bytes and from_bytes, and a save and a load, of a new
+ * bundle; returns 0 or the number of the failed check. */
+static int
+child_save_and_load (gpointer data)
+{
+  const char *dir = data;
+  g_autoptr(SerioBundle) bundle = make_bundle (7);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (text, NULL);
+  g_autofree char *path = g_build_filename (dir, "child.serio", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(SerioBundle) loaded = NULL;
+
+  if (parsed == NULL || !same_bundles (parsed, bundle))
+    return 1;
+  if (!serio_bundle_save_to_file (bundle, file, NULL, NULL))
+    return 2;
+  loaded = serio_bundle_from_file (file, NULL, NULL);
+  if (loaded == NULL || !same_bundles (loaded, bundle))
+    return 3;
+  g_unlink (path);
+
+  return 0;
+}
+
+static char *
+make_dir (void)
+{
+  g_autoptr(GError) error = NULL;
+  char *dir = g_dir_make_tmp ("serio-fork-XXXXXX", &error);
+
+  g_assert_no_error (error);
+  return dir;
+}
+
+/* ------------------------------------------------------------------ */
+/* After parallel work in the parent                                  */
+/* ------------------------------------------------------------------ */
+
+static void
+test_after_bundle (void)
+{
+  g_autoptr(SerioBundle) bundle = make_bundle (1);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (text, NULL);
+  g_autofree char *dir = make_dir ();
+
+  g_test_summary ("After parallel to_bytes and from_bytes in the parent, a forked "
+                  "child's parallel to_bytes, from_bytes, save and load finish "
+                  "and give the same bits.");
+
+  g_assert_nonnull (parsed);
+  g_assert_true (same_bundles (parsed, bundle));
+  if (g_get_num_processors () < 2)
+    g_test_message ("one processor: the bundle's calls are not parallel here");
+
+  assert_child_succeeds (child_save_and_load, dir);
+  /* And again: the parent's threads still work after the fork. */
+  {
+    g_autoptr(GBytes) again = serio_bundle_to_bytes (bundle);
+
+    g_assert_true (g_bytes_equal (again, text));
+  }
+  assert_child_succeeds (child_save_and_load, dir);
+
+  g_assert_no_errno (g_rmdir (dir));
+}
+
+/* A writer and a reader that the parent used with threads, carried on
+ * with in the child. */
+typedef struct
+{
+  SerioWriter          *writer;
+  GMemoryOutputStream  *written;
+  SerioReader          *reader;
+  const double         *values;
+  GBytes               *expected;   /* the whole text the writer must give */
+  const char           *dir;
+} Streams;
+
+static int
+child_streams (gpointer data)
+{
+  Streams *s = data;
+  g_autofree double *rest = g_new (double, N_VALUES);
+  g_autoptr(GBytes) text = NULL;
+  gsize n_read = 0;
+  int status;
+
+  /* The writer's second array, with threads, then the whole text. */
+  if (!serio_writer_write_array (s->writer, "second", s->values, N_VALUES, NULL, NULL) ||
+      !serio_writer_finish (s->writer, NULL, NULL))
+    return 10;
+  text = g_bytes_new (g_memory_output_stream_get_data (s->written),
+                      g_memory_output_stream_get_data_size (s->written));
+  if (!g_bytes_equal (text, s->expected))
+    return 11;
+
+  /* The rest of the reader's array, with threads. */
+  if (!serio_reader_read_values (s->reader, rest, N_VALUES, &n_read, NULL, NULL) ||
+      n_read != N_VALUES / 2 ||
+      memcmp (rest, s->values + N_VALUES / 2, n_read * sizeof (double)) != 0)
+    return 12;
+
+  /* A writer and a reader of the child's own, to and from a file. */
+  {
+    g_autofree char *path = g_build_filename (s->dir, "streams.serio", NULL);
+    g_autoptr(GFile) file = g_file_new_for_path (path);
+    g_autoptr(SerioWriter) writer = serio_writer_new_for_file (file, SERIO_SAVE_FLAGS_NONE, NULL, NULL);
+    g_autoptr(GFileInputStream) in = NULL;
+    g_autoptr(SerioReader) reader = NULL;
+
+    if (writer == NULL)
+      return 13;
+    serio_writer_set_threads (writer, 4);
+    if (!serio_writer_write_array (writer, "w", s->values, N_VALUES, NULL, NULL) ||
+        !serio_writer_close (writer, NULL, NULL))
+      return 14;
+    in = g_file_read (file, NULL, NULL);
+    if (in == NULL)
+      return 15;
+    reader = serio_reader_new (G_INPUT_STREAM (in));
+    serio_reader_set_threads (reader, 4);
+    if (!serio_reader_next (reader, NULL, NULL) ||
+        !serio_reader_read_values (reader, rest, N_VALUES, &n_read, NULL, NULL) ||
+        n_read != N_VALUES || memcmp (rest, s->values, N_VALUES * sizeof (double)) != 0)
+      return 16;
+    g_unlink (path);
+  }
+
+  status = child_save_and_load ((gpointer) s->dir);
+  return status;
+}
+
+static void
+test_streams (void)
+{
+  g_autofree double *values = make_values (2);
+  g_autofree double *first = g_new (double, N_VALUES / 2);
+  g_autoptr(SerioBundle) both = serio_bundle_new ();
+  g_autoptr(GBytes) expected = NULL;
+  g_autoptr(GBytes) reader_text = NULL;
+  g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
+  g_autoptr(SerioWriter) writer = serio_writer_new (out);
+  g_autoptr(GInputStream) in = NULL;
+  g_autoptr(SerioReader) reader = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *dir = make_dir ();
+  Streams streams;
+  gsize n_read = 0;
+
+  g_test_summary ("A writer and a reader that ran threads in the parent go on in "
+                  "a forked child: the writer's next array and the reader's rest "
+                  "are parallel there, finish and give the same bits, as do a new "
+                  "writer to a file and a new reader of it.");
+
+  serio_bundle_append (both, "first", values, N_VALUES);
+  serio_bundle_append (both, "second", values, N_VALUES);
+  expected = serio_bundle_to_sealed_bytes (both);
+
+  serio_writer_set_threads (writer, 4);
+  g_assert_true (serio_writer_write_array (writer, "first", values, N_VALUES, NULL, &error));
+  g_assert_no_error (error);
+
+  {
+    g_autoptr(SerioBundle) one = serio_bundle_new ();
+
+    serio_bundle_append (one, "w", values, N_VALUES);
+    reader_text = serio_bundle_to_bytes (one);
+  }
+  in = g_memory_input_stream_new_from_bytes (reader_text);
+  reader = serio_reader_new (in);
+  serio_reader_set_threads (reader, 4);
+  g_assert_true (serio_reader_next (reader, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (serio_reader_read_values (reader, first, N_VALUES / 2, &n_read, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (n_read, ==, N_VALUES / 2);
+  g_assert_cmpmem (first, n_read * sizeof (double), values, n_read * sizeof (double));
+
+  streams = (Streams) { writer, G_MEMORY_OUTPUT_STREAM (out), reader, values, expected, dir };
+  assert_child_succeeds (child_streams, &streams);
+
+  /* The parent's copies go on as if nothing happened. */
+  g_assert_true (serio_writer_write_array (writer, "second", values, N_VALUES, NULL, &error));
+  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_no_error (error);
+  {
+    GMemoryOutputStream *memory = G_MEMORY_OUTPUT_STREAM (out);
+    g_autoptr(GBytes) text = g_bytes_new (g_memory_output_stream_get_data (memory),
+                                          g_memory_output_stream_get_data_size (memory));
+
+    g_assert_true (g_bytes_equal (text, expected));
+  }
+
+  g_assert_no_errno (g_rmdir (dir));
+}
+
+/* ------------------------------------------------------------------ */
+/* While another thread's parallel calls run                          */
+/* ------------------------------------------------------------------ */
+
+typedef struct
+{
+  GBytes *text;
+  gint    stop;       /* atomic */
+  gint    rounds;     /* atomic */
+  gint    failures;   /* atomic */
+} Busy;
+
+static gpointer
+busy_thread (gpointer data)
+{
+  Busy *busy = data;
+  g_autofree double *values = g_new (double, N_VALUES);
+
+  while (!g_atomic_int_get (&busy->stop))
+    {
+      g_autoptr(GInputStream) in = g_memory_input_stream_new_from_bytes (busy->text);
+      g_autoptr(SerioReader) reader = serio_reader_new (in);
+      g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (busy->text, NULL);
+      gsize n_read = 0;
+
+      serio_reader_set_threads (reader, 4);
+      if (parsed == NULL || !serio_reader_next (reader, NULL, NULL) ||
+          !serio_reader_read_values (reader, values, N_VALUES, &n_read, NULL, NULL) ||
+          n_read != N_VALUES)
+        g_atomic_int_inc (&busy->failures);
+      g_atomic_int_inc (&busy->rounds);
+    }
+
+  return NULL;
+}
+
+static void
+test_busy (void)
+{
+  g_autoptr(SerioBundle) bundle = make_bundle (3);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autofree char *dir = make_dir ();
+  Busy busy = { text, 0, 0, 0 };
+  GThread *thread;
+
+  g_test_summary ("A fork while another thread is in the middle of parallel "
+                  "parses: the child's own parallel calls finish and give the "
+                  "same bits.");
+
+  thread = g_thread_new ("busy", busy_thread, &busy);
+  for (guint i = 0; i < 5; i++)
+    {
+      gint rounds = g_atomic_int_get (&busy.rounds);
+
+      /* Fork at various moments of the other thread's calls. */
+      g_usleep (g_test_rand_int_range (0, 20000));
+      assert_child_succeeds (child_save_and_load, dir);
+      while (g_atomic_int_get (&busy.rounds) == rounds)
+        g_usleep (1000);
+    }
+  g_atomic_int_set (&busy.stop, 1);
+  g_thread_join (thread);
+  g_assert_cmpint (busy.failures, ==, 0);
+
+  g_assert_no_errno (g_rmdir (dir));
+}
+
+int
+main (int   argc,
+      char *argv[])
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_func ("/fork/after-bundle", test_after_bundle);
+  g_test_add_func ("/fork/streams", test_streams);
+  g_test_add_func ("/fork/busy-thread", test_busy);
+
+  return g_test_run ();
+}
