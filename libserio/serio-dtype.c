@@ -170,10 +170,15 @@ binary_to_double (guint32             b,
     return double_of (frac != 0 ? SERIO_CANONICAL_NAN_BITS : sign | G_GUINT64_CONSTANT (0x7FF0000000000000));
   if (biased == 0)
     {
-      /* A subnormal: frac × 2^(1 - bias - mant), exact. */
-      double magnitude = ldexp ((double) frac, 1 - f->bias - f->mant);
+      /* A subnormal, frac × 2^(1 - bias - mant), is a normal double: its
+       * top bit becomes the implicit one. */
+      int top;
 
-      return double_of (sign | bits_of (magnitude));
+      if (frac == 0)
+        return double_of (sign);
+      top = 63 - __builtin_clzll (frac);
+      return double_of (sign | ((guint64) (top + 1 - f->bias - f->mant + 1023) << FRAC_BITS) |
+                        ((frac << (FRAC_BITS - top)) & FRAC_MASK));
     }
 
   return double_of (sign | ((guint64) ((int) biased - f->bias + 1023) << FRAC_BITS) |
@@ -427,7 +432,8 @@ _serio_dtype_misfit_reason (SerioDtype dtype,
       break;
     }
 
-  if (!isfinite (value) || value != trunc (value))
+  /* Every double of 2^63 or more is an integer. */
+  if (!isfinite (value) || (fabs (value) < TWO_63 && (double) (gint64) value != value))
     /* TRANSLATORS: the placeholder is a type name such as int32 */
     return g_strdup_printf (_("the value is not an integer, which an array of type %s must hold"), name);
   if (bits_of (value) == SIGN_BIT)
