@@ -669,16 +669,18 @@ serio_safetensors_header_parse (const char  *json,
 {
   g_autoptr(SerioSafetensorsHeader) header = g_new0 (SerioSafetensorsHeader, 1);
   g_autoptr(GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
-  Json j = { json, json, json + len };
+  /* An empty header may come as NULL. */
+  const char *start = len > 0 ? json : "";
+  Json j = { start, start, start + len };
   const char *bad;
 
   header->tensors = g_ptr_array_new_with_free_func (tensor_free);
   header->metadata_keys = g_ptr_array_new_with_free_func (g_free);
   header->metadata_values = g_ptr_array_new_with_free_func (g_free);
 
-  if (!g_utf8_validate_len (json, len, &bad))
+  if (!g_utf8_validate_len (start, len, &bad))
     {
-      g_autofree char *at = g_strdup_printf ("%" G_GSIZE_FORMAT, (gsize) (bad - json));
+      g_autofree char *at = g_strdup_printf ("%" G_GSIZE_FORMAT, (gsize) (bad - start));
 
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
                    /* TRANSLATORS: a byte offset in the header */
@@ -1525,7 +1527,7 @@ read_metadata (SerioReader  *reader,
                             name);
 
   g_ptr_array_add (keys, g_strdup (key));
-  g_ptr_array_add (values, g_strndup (data, len));
+  g_ptr_array_add (values, len > 0 ? g_strndup (data, len) : g_strdup (""));
   g_hash_table_add (seen, keys->pdata[keys->len - 1]);
   return NULL;
 }
