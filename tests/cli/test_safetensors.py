@@ -17,13 +17,13 @@ import json
 import math
 import os
 import struct
-import subprocess
 import sys
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import test_serio_tool as base  # noqa: E402
 from test_serio_tool import ToolTestCase, record  # noqa: E402
+from test_convert_streams import ConvertStreamTests  # noqa: E402
 
 try:
     import numpy
@@ -37,14 +37,6 @@ if 'SERIO_SHARED_DATA' in os.environ:
 
 RSS_LIMIT_KIB = 64 * 1024
 RSS_VALUES = 2 * 10 ** 7
-
-# Runs argv[1:] and prints its exit status and peak RSS (KiB, Linux).
-MEASURE = """
-import os, sys
-pid = os.posix_spawn(sys.argv[1], sys.argv[1:], os.environ)
-_, status, usage = os.wait4(pid, 0)
-print(os.waitstatus_to_exitcode(status), usage.ru_maxrss)
-"""
 
 # The format's element types: struct format (None for the 16-bit floats,
 # handled by bits), size, the serio type, and the reference writer's order
@@ -611,17 +603,8 @@ class StrictTests(SafetensorsTestCase):
 
 class MemoryTests(SafetensorsTestCase):
 
-    def run_measured(self, *args):
-        """Runs the tool; returns its peak RSS in KiB, as wait4() gives it
-        (through a small Python without site packages, whose own memory
-        would otherwise count: see test_convert_streams.py)."""
-        proc = subprocess.run([sys.executable, '-S', '-c', MEASURE, base.SERIO] + list(args),
-                              cwd=self.dir, env=self.env(), stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, timeout=600)
-        self.assertEqual(proc.returncode, 0, proc.stderr)
-        status, rss = proc.stdout.split()
-        self.assertEqual(int(status), 0, proc.stderr)
-        return int(rss)
+    # The tool's peak RSS in KiB, measured as for the NumPy conversions.
+    run_measured = ConvertStreamTests.run_measured
 
     @unittest.skipIf(numpy is None, 'NumPy is not installed')
     def test_peak_memory_is_bounded(self):
