@@ -39,6 +39,14 @@
  * [method@Serio.Bundle.append_with_shape] writes it, and
  * [method@Serio.Bundle.lookup] finds an array by its base name too.
  *
+ * An array's element type travels in its name too, as a marker before
+ * the shape suffix: `conv1.weight@float32[16x3x3x3]` is a float32 array
+ * (see #SerioDtype). A bundle holds every array as 64-bit floats, each
+ * exactly a value of the array's type, so [method@Serio.Bundle.get_values]
+ * serves every type; [method@Serio.Bundle.append_typed] and
+ * [method@Serio.Bundle.get_typed_bytes] take and give the elements in
+ * their own type, and [method@Serio.Bundle.get_dtype] tells the type.
+ *
  * Arrays are immutable once appended: a bundle only grows. Two
  * normalisations happen on the way in, so that a bundle always holds exactly
  * what its text will hold: every `|`, carriage return and line feed in a
@@ -1696,18 +1704,10 @@ serio_bundle_append_typed (SerioBundle    *self,
   name = _serio_typed_name (base_name, dtype, shape, n_dims, &count, error);
   if (name == NULL)
     return FALSE;
-  if (count > G_MAXSIZE / sizeof (double) || count * serio_dtype_get_size (dtype) != size)
-    {
-      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   /* TRANSLATORS: a number of bytes and a type name such
-                    * as float32 */
-                   _("The data takes %s bytes, which is not the size of an array of type %s "
-                     "of the shape given"),
-                   taken, serio_dtype_to_string (dtype));
-      return FALSE;
-    }
+  if (!_serio_typed_size_matches (dtype, count, size, error))
+    return FALSE;
+  /* As for the float64 appends: the doubles' size must not wrap. */
+  g_return_val_if_fail (count <= G_MAXSIZE / sizeof (double), FALSE);
 
   n_values = (gsize) count;
   doubles_size = n_values * sizeof (double);
@@ -1763,4 +1763,31 @@ _serio_typed_name (const char     *base_name,
 
   *n_values = count;
   return g_steal_pointer (&name);
+}
+
+/* Whether typed data of @size bytes holds @count elements of @dtype;
+ * %FALSE with a G_IO_ERROR_INVALID_ARGUMENT error otherwise. Shared with
+ * the writer. */
+gboolean
+_serio_typed_size_matches (SerioDtype   dtype,
+                           guint64      count,
+                           gsize        size,
+                           GError     **error)
+{
+  gsize element = serio_dtype_get_size (dtype);
+
+  if (count <= G_MAXSIZE / element && count * element == size)
+    return TRUE;
+
+  {
+    g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                 /* TRANSLATORS: a number of bytes and a type name such
+                  * as float32 */
+                 _("The data takes %s bytes, which is not the size of an array of type %s "
+                   "of the shape given"),
+                 taken, serio_dtype_to_string (dtype));
+    return FALSE;
+  }
 }

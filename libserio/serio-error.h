@@ -34,7 +34,9 @@ G_BEGIN_DECLS
  *   count of 2^29 on a 32-bit system)
  * @SERIO_ERROR_DOMAIN: a well-formed token does not denote exactly one finite
  *   64-bit float in its form's range (such as `1p1024` or
- *   `9007199254740993`)
+ *   `9007199254740993`), or a value of a typed array is not one that its
+ *   element type holds (such as `1p-1` in an int8 array; see #SerioDtype);
+ *   typed data given to a writer or a bundle fails with it too
  * @SERIO_ERROR_TRUNCATED: a non-empty input does not end with a line feed,
  *   so its last record may have been cut short; or a sealed text ends
  *   without its closing seal record

@@ -779,6 +779,24 @@ test_domain_every_reader (void)
         g_assert_cmpstr (error->message, ==, memory_error->message);
       }
 
+      /* from a file: the same error after the file's name */
+      {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(GFileIOStream) io = NULL;
+        g_autoptr(GFile) file = g_file_new_tmp ("serio-dtype-XXXXXX.serio", &io, &error);
+        g_autofree char *suffix = NULL;
+
+        g_assert_no_error (error);
+        g_assert_true (g_file_replace_contents (file, c->text, strlen (c->text), NULL, FALSE,
+                                                G_FILE_CREATE_NONE, NULL, NULL, &error));
+        bundle = serio_bundle_from_file (file, NULL, &error);
+        g_assert_null (bundle);
+        assert_domain (error, c);
+        suffix = g_strconcat (": ", memory_error->message, NULL);
+        g_assert_true (g_str_has_suffix (error->message, suffix));
+        g_file_delete (file, NULL, NULL);
+      }
+
       for (gsize k = 0; k < G_N_ELEMENTS (chunks); k++)
         for (gsize p = 0; p < G_N_ELEMENTS (pieces); p++)
           {
