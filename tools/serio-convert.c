@@ -608,10 +608,9 @@ serio_tool_convert (int    argc,
   Format in_format, out_format;
 
   if (!serio_tool_parse_options (N_("IN OUT"),
-                                 N_("Convert NumPy .npy and .npz files and .safetensors files to serio\n"
-                                    "files, and serio files to them, bit for bit (but a bundle holds only\n"
-                                    "the default NaN). The file whose name ends in .npy, .npz or\n"
-                                    ".safetensors sets the direction.\n\n"
+                                 N_("Convert NumPy .npy and .npz files to serio files, and serio files to\n"
+                                    "them, bit for bit (but a bundle holds only the default NaN). The file\n"
+                                    "whose name ends in .npy or .npz sets the direction.\n\n"
                                     "From .npy: versions 1.0 to 3.0; float64, float32, float16, integers\n"
                                     "and booleans in either byte order, widened exactly to float64 (an\n"
                                     "integer that no double holds is refused), in C order (Fortran-order\n"
@@ -627,11 +626,6 @@ serio_tool_convert (int    argc,
                                     "named after them less the shape (names must not repeat), stored as\n"
                                     "numpy.savez() does, or with --compress compressed as\n"
                                     "numpy.savez_compressed() does.\n\n"
-                                    "From and to .safetensors: every tensor, of its element type and\n"
-                                    "shape, bit for bit (F64, F32, F16, BF16, I8 to I64, U8 to U64, BOOL);\n"
-                                    "“__metadata__” as the records serio.metadata.KEY. The header is read\n"
-                                    "strictly (see from-other-formats in the documentation); the output is\n"
-                                    "laid out as the reference writer does.\n\n"
                                     "A serio file is written sealed, so that every read verifies it, unless\n"
                                     "--plain is given. The output file is replaced atomically, and left\n"
                                     "alone on failure."),
