@@ -406,6 +406,23 @@ class FromSerioTests(SafetensorsTestCase):
         self.assertEqual(tensors, {'w': ('F32', [3], struct.pack('<3f', 1.0, 0.5, -2.0)),
                                    'z': ('F64', [1], struct.pack('<d', 3.0))})
 
+    def test_values_are_spooled_in_tmpdir(self):
+        # More than the spool's 256 KiB in memory: the rest goes to an
+        # unlinked file in $TMPDIR, which must exist.
+        values = [float(i) for i in range(100_000)]
+        self.write('in.serio', record('w', values).encode())
+        self.write('out.safetensors', b'old')
+        proc = self.run_tool('convert', 'in.serio', 'out.safetensors', status=2,
+                             env={'TMPDIR': os.path.join(self.dir, 'missing')})
+        self.assertIn('serio-convert-', proc.stderr.decode())
+        self.assertEqual(self.read('out.safetensors'), b'old')
+        os.mkdir(self.path('tmp'))
+        self.run_tool('convert', 'in.serio', 'out.safetensors', status=0,
+                      env={'TMPDIR': os.path.join(self.dir, 'tmp')})
+        self.assertEqual(os.listdir(self.path('tmp')), [])
+        _, tensors, _ = parse_safetensors(self.read('out.safetensors'))
+        self.assertEqual(tensors, {'w': ('F64', [100_000], struct.pack('<100000d', *values))})
+
     def test_other_metadata_is_left_out_with_a_note(self):
         text = (record('w', [1.0]) + record('serio.tree', [0.0])).encode()
         self.write('in.serio', text)
