@@ -30,10 +30,10 @@ try:
 except ImportError:
     numpy = None
 
-SHARED = os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                      '..', '..', '..', 'shared', 'data', 'safetensors')
-if 'SERIO_SHARED_DATA' in os.environ:
-    SHARED = os.path.join(os.environ['SERIO_SHARED_DATA'], 'safetensors')
+# Public files written by other projects (tests/data/SOURCES.md).
+SHARED = os.path.join(os.environ.get('SERIO_TEST_DATA') or
+                      os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', 'data'),
+                      'safetensors')
 
 RSS_LIMIT_KIB = 64 * 1024
 RSS_VALUES = 2 * 10 ** 7
