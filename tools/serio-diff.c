@@ -499,6 +499,7 @@ typedef struct
   GError      *error;       /* front's error: the first problem of the file */
   SerioReader *random;      /* for an array behind front, or NULL */
   guint        random_position;
+  GFileInfo   *identity;    /* of the file front opened, or NULL */
   GError      *aside_error; /* of a reader other than front */
   Index        index;       /* with the arrays in another order */
 } File;
@@ -543,19 +544,87 @@ diff_failed (const Diff *diff)
   return file_failed (&diff->a) || file_failed (&diff->b);
 }
 
+static void
+set_changed_error (GError **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                       /* TRANSLATORS: an error: a file read twice did not
+                        * hold the same arrays the second time */
+                       _("the file changed while it was read"));
+}
+
+/* What tells a file from the one that replaces it (a save renames a new
+ * file into place) or from itself rewritten: the device and inode, the
+ * size and the modification time, as the open file has them (fstat). */
+#define IDENTITY_ATTRIBUTES G_FILE_ATTRIBUTE_UNIX_DEVICE "," G_FILE_ATTRIBUTE_UNIX_INODE "," \
+                            G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_TIME_MODIFIED "," \
+                            G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC
+
+static GFileInfo *
+query_identity (SerioReader *reader)
+{
+  GInputStream *input = G_INPUT_STREAM (serio_tool_reader_get_input (reader));
+  GInputStream *base = g_filter_input_stream_get_base_stream (G_FILTER_INPUT_STREAM (input));
+
+  if (!G_IS_FILE_INPUT_STREAM (base))
+    return NULL;
+  return g_file_input_stream_query_info (G_FILE_INPUT_STREAM (base), IDENTITY_ATTRIBUTES,
+                                         NULL, NULL);
+}
+
+/* Whether the two are the same file, unchanged, as far as both tell. */
+static gboolean
+same_identity (GFileInfo *first,
+               GFileInfo *again)
+{
+  g_auto(GStrv) attributes = g_strsplit (IDENTITY_ATTRIBUTES, ",", -1);
+
+  for (guint i = 0; attributes[i] != NULL; i++)
+    {
+      g_autofree char *a = NULL;
+      g_autofree char *b = NULL;
+
+      if (!g_file_info_has_attribute (first, attributes[i]) ||
+          !g_file_info_has_attribute (again, attributes[i]))
+        continue;
+      a = g_file_info_get_attribute_as_string (first, attributes[i]);
+      b = g_file_info_get_attribute_as_string (again, attributes[i]);
+      if (g_strcmp0 (a, b) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* Opens a reader on @file. Only front shows the progress of its reading:
- * the readers that fetch or index arrays read parts of the file again.
- * Read errors do not name the file: report_file_error() does. */
+ * the readers that fetch or index arrays read parts of the file again,
+ * and refuse a file that is not the one front opened, unchanged (the
+ * names of the arrays they find are checked too: file_fetch()). Read
+ * errors do not name the file: report_file_error() does. */
 static SerioReader *
 open_reader (File     *file,
              gboolean  front,
              GError  **error)
 {
   SerioToolInputFlags flags = SERIO_TOOL_INPUT_BARE_ERRORS;
+  g_autoptr(SerioReader) reader = NULL;
+  g_autoptr(GFileInfo) identity = NULL;
 
   if (!front)
     flags |= SERIO_TOOL_INPUT_NO_PROGRESS;
-  return serio_tool_open_reader (file->path, flags, error);
+  reader = serio_tool_open_reader (file->path, flags, error);
+  if (reader == NULL)
+    return NULL;
+
+  identity = query_identity (reader);
+  if (front)
+    file->identity = g_steal_pointer (&identity);
+  else if (file->identity != NULL && identity != NULL && !same_identity (file->identity, identity))
+    {
+      set_changed_error (error);
+      return NULL;
+    }
+
+  return g_steal_pointer (&reader);
 }
 
 /* Erases the progress of the fronts, before anything is printed: they
@@ -571,13 +640,10 @@ end_progress (Diff *diff)
 }
 
 static void
-set_changed_error (File *file)
+set_file_changed (File *file)
 {
   if (file->aside_error == NULL)
-    g_set_error_literal (&file->aside_error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                         /* TRANSLATORS: an error: a file read twice did not
-                          * hold the same arrays the second time */
-                         _("the file changed while it was read"));
+    set_changed_error (&file->aside_error);
 }
 
 /* Moves front to the next array, after it has read (and so checked) every
@@ -639,7 +705,7 @@ file_fetch (Diff       *diff,
         if (!front_next (diff, file))
           {
             if (file->ended)
-              set_changed_error (file);
+              set_file_changed (file);
             return FALSE;
           }
       *source = (Source) { file->front, &file->error };
@@ -658,7 +724,7 @@ file_fetch (Diff       *diff,
         {
           if (!serio_reader_next (file->random, NULL, &file->aside_error))
             {
-              set_changed_error (file);
+              set_file_changed (file);
               return FALSE;
             }
           file->random_position++;    /* from G_MAXUINT to 0 at the first array */
@@ -668,7 +734,7 @@ file_fetch (Diff       *diff,
 
   if (!g_str_equal (serio_reader_get_name (source->reader), name))
     {
-      set_changed_error (file);
+      set_file_changed (file);
       return FALSE;
     }
   return TRUE;
@@ -728,6 +794,7 @@ file_destroy (File *file)
   g_free (file->display);
   g_clear_object (&file->front);
   g_clear_object (&file->random);
+  g_clear_object (&file->identity);
   g_clear_error (&file->error);
   g_clear_error (&file->aside_error);
   index_destroy (&file->index);

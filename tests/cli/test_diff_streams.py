@@ -8,10 +8,12 @@ tool, with the models of test_serio_tool.py (serio text, diff_lines) and a
 model of the pairing of arrays written from docs/cli.md.
 """
 
+import ctypes
 import math
 import os
 import random
 import re
+import select
 import struct
 import subprocess
 import sys
@@ -26,6 +28,65 @@ from test_serio_tool import (CANONICAL_NAN, ToolTestCase, diff_lines, is_close, 
 
 # The reader's buffer is 1 MiB: arrays larger than this cross it.
 LARGE = 120000
+
+
+# --- A file's opens, seen through Linux's inotify -----------------------------
+
+IN_CLOSE_NOWRITE = 0x10
+IN_OPEN = 0x20
+
+
+class OpenWatch:
+    """Counts the opens of a file and its closes after reading (inotify on
+    its directory, through ctypes, so that a file renamed into its place
+    is watched too), for a test to act between two reads of it."""
+
+    def __init__(self, directory, name):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.name = os.fsencode(name)
+        self.fd = libc.inotify_init1(os.O_CLOEXEC | os.O_NONBLOCK)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), 'inotify_init1')
+        if libc.inotify_add_watch(self.fd, os.fsencode(directory), IN_OPEN | IN_CLOSE_NOWRITE) < 0:
+            error = ctypes.get_errno()
+            os.close(self.fd)
+            raise OSError(error, 'inotify_add_watch')
+        self.opens = 0
+        self.closes = 0
+
+    def close(self):
+        os.close(self.fd)
+
+    def read_events(self):
+        try:
+            data = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return
+        offset = 0
+        while offset < len(data):
+            _, mask, _, length = struct.unpack_from('iIII', data, offset)
+            name = data[offset + 16:offset + 16 + length].rstrip(b'\0')
+            offset += 16 + length
+            if name == self.name:
+                self.opens += (mask & IN_OPEN) != 0
+                self.closes += (mask & IN_CLOSE_NOWRITE) != 0
+
+    def reset(self):
+        """Forgets the events so far (the test's own included)."""
+        self.read_events()
+        self.opens = self.closes = 0
+
+    def wait_for_closes(self, closes, timeout=60):
+        """Waits until the file has been closed @closes times after
+        reading; returns the number of open events by then (inotify
+        merges an event into the same one before it, unread)."""
+        while self.closes < closes:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if not ready:
+                raise AssertionError('%d opens and %d closes after %d s, waiting for %d closes' % (
+                    self.opens, self.closes, timeout, closes))
+            self.read_events()
+        return self.opens
 
 
 # --- Independent model of the whole output -----------------------------------
@@ -378,6 +439,79 @@ class DiffStreamTests(ToolTestCase):
         self.write('cut2.serio', text[:-1])
         self.assert_error(self.run_tool('diff', 'cut2.serio', 'a.serio', status=2), 'cut2.serio:')
         self.assert_error(self.run_tool('diff', 'a.serio', '-', stdin=text[:-3], status=2), '-:')
+
+    def run_changing_b(self, a, b, change):
+        """serio diff - b.serio, A on the standard input, B's arrays in
+        another order: diff reads B with its front reader (first open),
+        indexes it with a second, and fetches the arrays behind the front
+        with a third. A's first line goes in, the test waits until B's
+        index is read and closed (diff then waits for A's second array),
+        calls change(), and gives the rest of A: the third open of B finds
+        the file that change() left."""
+        self.write('b.serio', serio_text(b))
+        watch = OpenWatch(self.dir, 'b.serio')
+        self.addCleanup(watch.close)
+        text = serio_text(a)
+        first = text.index(b'\n') + 1
+        proc = subprocess.Popen([test_serio_tool.SERIO, 'diff', '-', 'b.serio'],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=self.dir, env=self.env())
+        try:
+            proc.stdin.write(text[:first])
+            proc.stdin.flush()
+            # the front and the index opened B (inotify merges two opens
+            # in a row into one event); the index is done, the front open
+            self.assertGreaterEqual(watch.wait_for_closes(1), 1)
+            change(self.path('b.serio'))
+            watch.reset()
+            proc.stdin.write(text[first:])
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        # and the third open came after the change
+        self.assertGreaterEqual(watch.wait_for_closes(1), 1)
+        return proc.returncode, out, err.decode()
+
+    def assert_changed(self, status, out, err):
+        self.assertEqual((status, out), (2, b''), err)
+        self.assertEqual(err, 'serio diff: b.serio: the file changed while it was read\n')
+
+    def test_file_replaced_between_reads(self):
+        # B replaced by a new version (a save renames a new file into
+        # place) after its index: same names, other values. Read as one
+        # file, its arrays would mix the two versions.
+        a = [('x', [1.0, 2.0, 3.0]), ('y', [4.0, 5.0])]
+        b = [('y', [4.0, 5.0]), ('x', [1.0, 2.0, 3.0])]
+        new_b = [('y', [4.0, 6.5]), ('x', [1.0, 2.0, 3.0])]
+        self.write('new.serio', serio_text(new_b))
+
+        def replace(path):
+            os.replace(self.path('new.serio'), path)
+        self.assert_changed(*self.run_changing_b(a, b, replace))
+        # unchanged, the same run reports the order only
+        lines, status = expected_diff(a, b, '-', 'b.serio')
+        self.assertEqual(status, 1)
+        self.assertEqual(self.run_changing_b(a, b, lambda path: None),
+                         (status, ''.join(line + '\n' for line in lines).encode(), ''))
+
+    def test_file_rewritten_in_place_between_reads(self):
+        # B rewritten in place after its index, to the same size, with its
+        # modification time put back: only what B's third reader finds
+        # where the index saw "y" tells.
+        a = [('x', [1.0, 2.0, 3.0]), ('y', [4.0, 5.0])]
+        b = [('y', [4.0, 5.0]), ('x', [1.0, 2.0, 3.0])]
+        new_text = serio_text([('z', [4.0, 5.0]), ('x', [1.0, 2.0, 3.0])])
+        self.assertEqual(len(new_text), len(serio_text(b)))
+
+        def rewrite(path):
+            st = os.stat(path)
+            with open(path, 'r+b') as f:
+                f.write(new_text)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            self.assertEqual(os.stat(path).st_mtime_ns, st.st_mtime_ns)
+        self.assert_changed(*self.run_changing_b(a, b, rewrite))
 
     def test_files_that_cannot_be_opened(self):
         self.write('a.serio', serio_text([('w', [1.0])]))
