@@ -25,6 +25,7 @@
 
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -36,6 +37,10 @@
 #define serio_tool_write_float32 serio_tool_write_float32_portable
 #define serio_tool_write_float16 serio_tool_write_float16_portable
 #define serio_tool_write_bfloat16 serio_tool_write_bfloat16_portable
+#define serio_tool_write_typed serio_tool_write_typed_portable
+#define serio_tool_format_typed serio_tool_format_typed_portable
+#define serio_tool_float16_bits serio_tool_float16_bits_portable
+#define serio_tool_float32_bits serio_tool_float32_bits_portable
 #endif
 
 #include "serio-ryu-tables.h"
@@ -537,4 +542,135 @@ serio_tool_write_bfloat16 (guint16 bits,
                            char    buf[SERIO_TOOL_DOUBLE_BUFSIZE])
 {
   return write_ieee (bits, 7, 8, 127, buf);
+}
+
+/*
+ * serio_tool_float32_bits:
+ * @value: a double that a float32 holds (any other is rounded)
+ *
+ * Returns: the bits of @value as a float32
+ */
+guint32
+serio_tool_float32_bits (double value)
+{
+  float f = (float) value;
+  guint32 bits;
+
+  memcpy (&bits, &f, sizeof bits);
+  return bits;
+}
+
+/*
+ * serio_tool_float16_bits:
+ * @value: a double that a float16 holds exactly: ±0, ±inf, NaN, or a
+ *   multiple of 2^-24 of 11 significant bits, 65504 at most
+ *
+ * Returns: the bits of @value as an IEEE binary16 (NaN as 0x7e00)
+ */
+guint16
+serio_tool_float16_bits (double value)
+{
+  double magnitude = fabs (value);
+  guint sign = signbit (value) ? 0x8000 : 0;
+  int exponent;
+
+  if (isnan (value))
+    return 0x7e00;
+  if (isinf (value))
+    return (guint16) (sign | 0x7c00);
+  if (magnitude < ldexp (1, -14))
+    return (guint16) (sign | (guint) ldexp (magnitude, 24));   /* subnormal, or zero */
+
+  frexp (magnitude, &exponent);
+  /* magnitude = 1.f × 2^(exponent - 1), biased by 15 */
+  return (guint16) (sign | (guint) (exponent - 1 + 15) << 10 |
+                    ((guint) ldexp (magnitude, 11 - exponent) & 0x3ff));
+}
+
+/* The decimal digits of @value, after a minus sign if @negative. */
+static gsize
+write_integer (guint64   value,
+               gboolean  negative,
+               char     *buf)
+{
+  char digits[20];
+  gsize n = 0, len = 0;
+
+  do
+    {
+      digits[n++] = (char) ('0' + value % 10);
+      value /= 10;
+    }
+  while (value > 0);
+
+  if (negative)
+    buf[len++] = '-';
+  while (n > 0)
+    buf[len++] = digits[--n];
+  return len;
+}
+
+/*
+ * serio_tool_write_typed:
+ * @value: a value that @dtype holds (as a reader of a typed array gives it)
+ * @dtype: the array's element type
+ * @buf: at least SERIO_TOOL_DOUBLE_BUFSIZE bytes
+ *
+ * Writes @value as the shortest decimal of its own type: a float32 0.1 as
+ * “0.1” (not its double's 0.10000000149011612), the integers of the
+ * integer types in full (“9007199254740993” is not a double, but
+ * 2^60 is written “1152921504606846976”, not “1.152921504606847e+18”),
+ * a bool as “0” or “1”. Not NUL-terminated.
+ *
+ * Returns: the number of bytes written
+ */
+gsize
+serio_tool_write_typed (double      value,
+                        SerioDtype  dtype,
+                        char        buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT32:
+      return serio_tool_write_float32 ((float) value, buf);
+    case SERIO_DTYPE_FLOAT16:
+      return serio_tool_write_float16 (serio_tool_float16_bits (value), buf);
+    case SERIO_DTYPE_BFLOAT16:
+      return serio_tool_write_bfloat16 ((guint16) (serio_tool_float32_bits (value) >> 16), buf);
+    case SERIO_DTYPE_INT8:
+    case SERIO_DTYPE_INT16:
+    case SERIO_DTYPE_INT32:
+    case SERIO_DTYPE_INT64:
+    case SERIO_DTYPE_UINT8:
+    case SERIO_DTYPE_UINT16:
+    case SERIO_DTYPE_UINT32:
+    case SERIO_DTYPE_UINT64:
+    case SERIO_DTYPE_BOOL:
+      /* Integers below 2^64 in magnitude; anything else (which a typed
+       * reader never gives) as a double. */
+      if (value == floor (value) && fabs (value) < 18446744073709551616.0 && !(value == 0 && signbit (value)))
+        return write_integer ((guint64) fabs (value), value < 0, buf);
+      return serio_tool_write_double (value, buf);
+    case SERIO_DTYPE_FLOAT64:
+    default:
+      return serio_tool_write_double (value, buf);
+    }
+}
+
+/*
+ * serio_tool_format_typed:
+ *
+ * serio_tool_write_typed(), NUL-terminated.
+ *
+ * Returns: @buf
+ */
+const char *
+serio_tool_format_typed (double      value,
+                         SerioDtype  dtype,
+                         char        buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  gsize len = serio_tool_write_typed (value, dtype, buf);
+
+  buf[len] = '\0';
+  return buf;
 }
