@@ -91,14 +91,27 @@ class OpenWatch:
 
 # --- Independent model of the whole output -----------------------------------
 
-def shape_of(name, count):
-    """(base name, shape) as serio-v1-files.md §3 has them."""
+TYPE_MARKERS = ('float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64',
+                'uint8', 'uint16', 'uint32', 'uint64', 'bool')
+
+
+def typed_shape_of(name, count):
+    """(base name, shape, type) as serio-v1-files.md §3 and docs/format.md
+    have them: a type marker counts only before a valid shape suffix."""
     m = re.fullmatch(r'(.*)\[((?:0|[1-9][0-9]*)(?:x(?:0|[1-9][0-9]*))*)?\]', name, re.S)
     if m:
         dims = [int(d) for d in m.group(2).split('x')] if m.group(2) else []
         if len(dims) <= 32 and math.prod(dims) == count:
-            return m.group(1), tuple(dims)
-    return name, (count,)
+            base, at, marker = m.group(1).rpartition('@')
+            if at and marker in TYPE_MARKERS:
+                return base, tuple(dims), marker
+            return m.group(1), tuple(dims), 'float64'
+    return name, (count,), 'float64'
+
+
+def shape_of(name, count):
+    """(base name, shape)."""
+    return typed_shape_of(name, count)[:2]
 
 
 def shape_text(shape):
@@ -141,7 +154,9 @@ def expected_diff(a_arrays, b_arrays, a_name='a.serio', b_name='b.serio', max_va
         elif len(values) != len(b_values):
             lines.append('“%s”: length %d in %s, %d in %s' % (
                 base, len(values), a_name, len(b_values), b_name))
-        value_lines = diff_lines(base, values, b_values, max_values, tolerance)
+        dtype, b_dtype = typed_shape_of(name, len(values))[2], typed_shape_of(b_name_j, len(b_values))[2]
+        value_lines = diff_lines(base, values, b_values, max_values, tolerance,
+                                 dtype=dtype if dtype == b_dtype else 'float64')
         lines += value_lines
         outside = any(struct.pack('<d', x) != struct.pack('<d', y) and
                       (tolerance is None or not is_close(x, y, *tolerance))
@@ -221,6 +236,26 @@ class DiffStreamTests(ToolTestCase):
             with self.subTest(a=[n for n, _ in a], b=[n for n, _ in b]):
                 lines = self.check(a, b)
                 self.assertTrue(any('the order differs' in line for line in lines), lines)
+
+    def test_typed_arrays_in_another_order(self):
+        # typed arrays, some larger than the reader's buffer, read side by
+        # side, then fetched out of order: ULPs of the recorded type, values
+        # as decimals of their type, from files and from the standard input
+        rng = random.Random(23)
+        big = [float32(rng.uniform(-1, 1)) for _ in range(LARGE)]
+        big2 = list(big)
+        for k in (5, LARGE // 2, LARGE - 2):
+            big2[k] = struct.unpack('<f', struct.pack('<I', struct.unpack('<I', struct.pack('<f', big[k]))[0] + 3))[0]
+        steps = [float(i) for i in range(1000)]
+        steps2 = steps[:999] + [2.0 ** 53]
+        same = [('w@float32[%d]' % LARGE, big, big2), ('n@int64[1000]', steps, steps2),
+                ('h@float16[2]', [0.5, 1.0], [1.0, 0.5]), ('m@bool[2x2]', [1.0, 0.0, 0.0, 1.0], [1.0] * 4)]
+        a = [(name, x) for name, x, _ in same]
+        self.check(a, [(name, y) for name, _, y in same], '-m', '4')
+        lines = self.check(a, [(name, y) for name, _, y in reversed(same)], '-m', '4')
+        # 0.5 to 1 is 1024 float16 steps (the likely precision, bfloat16, has 128)
+        self.assertIn('  max absolute difference 0.5, relative 1, distance 1024 ULPs (float16)', lines)
+        self.assertTrue(any(line.endswith('(3 ULPs)') and line.startswith('  [5] ') for line in lines), lines)
 
     def test_order_with_shapes_and_names(self):
         self.check([('m[2x3]', [1.0] * 6), ('v', [1.0, 2.0]), ('u', [1.0])],
