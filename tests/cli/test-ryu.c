@@ -649,6 +649,84 @@ test_narrow_layout (void)
     assert_prints (half_cases[i].format, half_cases[i].bits, half_cases[i].text);
 }
 
+/* serio_tool_write_typed() on the doubles a typed reader gives: every
+ * float16 and bfloat16 pattern's value prints as its pattern does (so the
+ * double-to-pattern conversions are right for all of them), a sample of
+ * float32 too, and the integers of the integer types whole. */
+static void
+test_typed (void)
+{
+  static const struct
+  {
+    double      value;
+    SerioDtype  dtype;
+    const char *text;
+  } cases[] = {
+    { 9223372036854775808.0, SERIO_DTYPE_UINT64, "9223372036854775808" },
+    { 18446744073709549568.0, SERIO_DTYPE_UINT64, "18446744073709549568" },
+    { -9223372036854775808.0, SERIO_DTYPE_INT64, "-9223372036854775808" },
+    { 1152921504606846976.0, SERIO_DTYPE_INT64, "1152921504606846976" },
+    { -128, SERIO_DTYPE_INT8, "-128" }, { 65535, SERIO_DTYPE_UINT16, "65535" },
+    { 0, SERIO_DTYPE_INT32, "0" }, { 1, SERIO_DTYPE_BOOL, "1" }, { 0, SERIO_DTYPE_BOOL, "0" },
+    { 0.1, SERIO_DTYPE_FLOAT64, "0.1" }, { 0.10000000149011612, SERIO_DTYPE_FLOAT32, "0.1" },
+    { 0.10000000149011612, SERIO_DTYPE_FLOAT64, "0.10000000149011612" },
+    { -INFINITY, SERIO_DTYPE_FLOAT16, "-inf" }, { NAN, SERIO_DTYPE_BFLOAT16, "nan" },
+    { -0.0, SERIO_DTYPE_FLOAT32, "-0" },
+  };
+  char typed[SERIO_TOOL_DOUBLE_BUFSIZE + 1], own[SERIO_TOOL_DOUBLE_BUFSIZE + 1];
+  guint64 state = G_GUINT64_CONSTANT (0x853c49e6748fea9b);
+  gsize n, m;
+
+  for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+    g_assert_cmpstr (serio_tool_format_typed (cases[i].value, cases[i].dtype, typed), ==, cases[i].text);
+
+  for (guint32 bits = 0; bits < 0x10000; bits++)
+    {
+      guint32 f32 = bits << 16;
+      float bf;
+      double half;
+
+      /* float16: its value, from the fields */
+      if ((bits & 0x7c00) == 0x7c00)
+        half = (bits & 0x3ff) != 0 ? NAN : (bits & 0x8000) ? -INFINITY : INFINITY;
+      else
+        {
+          guint e = (bits >> 10) & 0x1f, f = bits & 0x3ff;
+
+          half = e == 0 ? ldexp (f, -24) : ldexp (f | 0x400, (int) e - 25);
+          if (bits & 0x8000)
+            half = -half;
+        }
+      n = serio_tool_write_typed (half, SERIO_DTYPE_FLOAT16, typed);
+      m = serio_tool_write_float16 ((guint16) bits, own);
+      typed[n] = own[m] = '\0';
+      if (isnan (half))
+        g_assert_cmpstr (typed, ==, "nan");
+      else
+        g_assert_cmpstr (typed, ==, own);
+      if (!isnan (half))
+        g_assert_cmpuint (serio_tool_float16_bits (half), ==, bits);
+
+      memcpy (&bf, &f32, sizeof bf);
+      n = serio_tool_write_typed (bf, SERIO_DTYPE_BFLOAT16, typed);
+      m = serio_tool_write_bfloat16 ((guint16) bits, own);
+      typed[n] = own[m] = '\0';
+      g_assert_cmpstr (typed, ==, own);
+    }
+
+  for (guint i = 0; i < 100000; i++)
+    {
+      guint32 bits = (guint32) (xorshift (&state) >> 32);
+      float value;
+
+      memcpy (&value, &bits, sizeof value);
+      n = serio_tool_write_typed (value, SERIO_DTYPE_FLOAT32, typed);
+      m = serio_tool_write_float32 (value, own);
+      typed[n] = own[m] = '\0';
+      g_assert_cmpstr (typed, ==, own);
+    }
+}
+
 /* Under a locale whose decimal separator is a comma, the texts are the
  * same: the printers consult no locale. */
 static void
@@ -688,6 +766,7 @@ main (int    argc,
   g_test_add_func ("/ryu/edges", test_edges);
   g_test_add_func ("/ryu/random-bits", test_random_bits);
   g_test_add_func ("/ryu/narrow-layout", test_narrow_layout);
+  g_test_add_func ("/ryu/typed", test_typed);
   g_test_add_func ("/ryu/locale", test_locale);
   g_test_add_func ("/ryu/float16-exhaustive", test_float16_exhaustive);
   g_test_add_func ("/ryu/bfloat16-exhaustive", test_bfloat16_exhaustive);
