@@ -1696,18 +1696,10 @@ serio_bundle_append_typed (SerioBundle    *self,
   name = _serio_typed_name (base_name, dtype, shape, n_dims, &count, error);
   if (name == NULL)
     return FALSE;
-  if (count > G_MAXSIZE / sizeof (double) || count * serio_dtype_get_size (dtype) != size)
-    {
-      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   /* TRANSLATORS: a number of bytes and a type name such
-                    * as float32 */
-                   _("The data takes %s bytes, which is not the size of an array of type %s "
-                     "of the shape given"),
-                   taken, serio_dtype_to_string (dtype));
-      return FALSE;
-    }
+  if (!_serio_typed_size_matches (dtype, count, size, error))
+    return FALSE;
+  /* As for the float64 appends: the doubles' size must not wrap. */
+  g_return_val_if_fail (count <= G_MAXSIZE / sizeof (double), FALSE);
 
   n_values = (gsize) count;
   doubles_size = n_values * sizeof (double);
@@ -1763,4 +1755,31 @@ _serio_typed_name (const char     *base_name,
 
   *n_values = count;
   return g_steal_pointer (&name);
+}
+
+/* Whether typed data of @size bytes holds @count elements of @dtype;
+ * %FALSE with a G_IO_ERROR_INVALID_ARGUMENT error otherwise. Shared with
+ * the writer. */
+gboolean
+_serio_typed_size_matches (SerioDtype   dtype,
+                           guint64      count,
+                           gsize        size,
+                           GError     **error)
+{
+  gsize element = serio_dtype_get_size (dtype);
+
+  if (count <= G_MAXSIZE / element && count * element == size)
+    return TRUE;
+
+  {
+    g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                 /* TRANSLATORS: a number of bytes and a type name such
+                  * as float32 */
+                 _("The data takes %s bytes, which is not the size of an array of type %s "
+                   "of the shape given"),
+                 taken, serio_dtype_to_string (dtype));
+    return FALSE;
+  }
 }

@@ -66,4 +66,9 @@ char       *_serio_typed_name          (const char     *base_name,
                                         guint64        *n_values,
                                         GError        **error);
 
+gboolean    _serio_typed_size_matches  (SerioDtype      dtype,
+                                        guint64         count,
+                                        gsize           size,
+                                        GError        **error);
+
 G_END_DECLS

@@ -1346,17 +1346,8 @@ serio_writer_write_typed (SerioWriter    *self,
     return FALSE;
 
   bytes = g_bytes_get_data (data, &size);
-  if (n_values > G_MAXSIZE / serio_dtype_get_size (dtype) ||
-      n_values * serio_dtype_get_size (dtype) != size)
-    {
-      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("The data takes %s bytes, which is not the size of an array of type %s "
-                     "of the shape given"),
-                   taken, serio_dtype_to_string (dtype));
-      return FALSE;
-    }
+  if (!_serio_typed_size_matches (dtype, n_values, size, error))
+    return FALSE;
 
   if (!check_elements (name, dtype, bytes, (gsize) n_values, error))
     return FALSE;

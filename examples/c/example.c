@@ -82,6 +82,54 @@ reject_bad_count (void)
   return TRUE;
 }
 
+static gboolean
+keep_float32 (void)
+{
+  static const float kernel[2][3] = { { 0.1f, -0.5f, 2.0f }, { 1e-3f, -0.0f, 3.0f } };
+  static const guint64 shape[] = { 2, 3 };
+  g_autoptr(GBytes) data = g_bytes_new (kernel, sizeof kernel);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(SerioBundle) loaded = NULL;
+  g_autoptr(SerioBundle) wrong = NULL;
+  g_autoptr(GBytes) back = NULL;
+  g_autoptr(GError) error = NULL;
+  g_autofree char *text = NULL;
+
+  /* The type travels in the name: conv.w@float32[2x3]. */
+  if (!serio_bundle_append_typed (bundle, "conv.w", SERIO_DTYPE_FLOAT32, shape, 2, data, &error))
+    {
+      g_printerr ("%s\n", error->message);
+      return FALSE;
+    }
+
+  text = serio_bundle_to_string (bundle);
+  loaded = serio_bundle_from_string (text, &error);
+  if (loaded == NULL)
+    {
+      g_printerr ("%s\n", error->message);
+      return FALSE;
+    }
+
+  back = serio_bundle_get_typed_bytes (loaded, 0);
+  if (serio_bundle_get_dtype (loaded, 0) != SERIO_DTYPE_FLOAT32 || !g_bytes_equal (back, data))
+    {
+      g_printerr ("The float32 array did not come back bit for bit\n");
+      return FALSE;
+    }
+  g_print ("Kept the float32 array %s\n", serio_bundle_get_name (loaded, 0));
+
+  /* 0.1 as a double is no float32: a record that says it is fails. */
+  wrong = serio_bundle_from_string ("v1|w@float32[1]|1|3602879701896397p-55\n", &error);
+  if (wrong != NULL || !g_error_matches (error, SERIO_ERROR, SERIO_ERROR_DOMAIN))
+    {
+      g_printerr ("An out-of-type value was not rejected\n");
+      return FALSE;
+    }
+  g_print ("Rejected as expected: %s\n", error->message);
+
+  return TRUE;
+}
+
 int
 main (void)
 {
@@ -108,5 +156,5 @@ main (void)
   g_file_delete (file, NULL, NULL);
   g_rmdir (dir);
 
-  return ok && reject_bad_count () ? EXIT_SUCCESS : EXIT_FAILURE;
+  return ok && reject_bad_count () && keep_float32 () ? EXIT_SUCCESS : EXIT_FAILURE;
 }

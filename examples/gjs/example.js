@@ -71,4 +71,24 @@ function rejectBadCount() {
     return false;
 }
 
-System.exit(saveAndLoad() && rejectBadCount() ? 0 : 1);
+function keepFloat32() {
+    const kernel = Float32Array.from([0.1, -0.5, 2, 1e-3, -0, 3]);
+    const bundle = Serio.Bundle.new();
+    // The type travels in the name: this array is stored as "conv.w@float32[2x3]".
+    bundle.append_typed('conv.w', Serio.Dtype.FLOAT32, [2, 3],
+        new GLib.Bytes(new Uint8Array(kernel.buffer)));
+
+    const loaded = Serio.Bundle.from_string(bundle.to_string());
+    const back = new Float32Array(loaded.get_typed_bytes(0).toArray().buffer);
+    const a = new Uint8Array(back.buffer);
+    const b = new Uint8Array(kernel.buffer);
+    if (loaded.get_dtype(0) !== Serio.Dtype.FLOAT32 ||
+        a.length !== b.length || !a.every((byte, i) => byte === b[i])) {
+        printerr('The float32 array did not come back bit for bit');
+        return false;
+    }
+    print(`Kept the ${Serio.Dtype.to_string(loaded.get_dtype(0))} array ${loaded.get_name(0)}`);
+    return true;
+}
+
+System.exit(saveAndLoad() && rejectBadCount() && keepFloat32() ? 0 : 1);

@@ -59,11 +59,30 @@ bool reject_bad_count () throws Error {
     return false;
 }
 
+bool keep_float32 () throws Error {
+    float[] kernel = { 0.1f, -0.5f, 2.0f, 1e-3f, -0.0f, 3.0f };
+    var bundle = new Serio.Bundle ();
+    // The type travels in the name: this array is stored as "conv.w@float32[2x3]".
+    bundle.append_typed ("conv.w", Serio.Dtype.FLOAT32, { 2, 3 }, new Bytes ((uint8[]) kernel));
+
+    var loaded = new Serio.Bundle.from_string (bundle.to_string ());
+    var typed = loaded.get_typed_bytes (0);
+    unowned uint8[] back = typed.get_data ();
+    if (loaded.get_dtype (0) != Serio.Dtype.FLOAT32
+        || back.length != kernel.length * sizeof (float)
+        || Memory.cmp (back, kernel, back.length) != 0) {
+        printerr ("The float32 array did not come back bit for bit\n");
+        return false;
+    }
+    print ("Kept the %s array %s\n", loaded.get_dtype (0).to_string (), loaded.get_name (0));
+    return true;
+}
+
 int main () {
     // libserio's messages follow the user's language once this is done.
     Intl.setlocale ();
     try {
-        return save_and_load () && reject_bad_count () ? 0 : 1;
+        return save_and_load () && reject_bad_count () && keep_float32 () ? 0 : 1;
     } catch (Error error) {
         printerr ("%s\n", error.message);
         return 1;
