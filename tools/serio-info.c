@@ -36,6 +36,9 @@ static gboolean json_output = FALSE;
 #define LEGACY_DTYPES_NAME "serio.dtypes"
 #define LEGACY_CODE_STR 13
 #define LEGACY_CODE_UNKNOWN 255
+/* Codes kept at most, one byte each: a table longer than any file's
+ * number of arrays costs no more memory than this. */
+#define LEGACY_MAX_CODES (1 << 20)
 
 static const SerioDtype legacy_dtypes[] = {
   SERIO_DTYPE_FLOAT64, SERIO_DTYPE_FLOAT32, SERIO_DTYPE_FLOAT16, SERIO_DTYPE_BFLOAT16,
@@ -441,7 +444,7 @@ describe_file (const char      *path,
           if (!serio_reader_read_values (reader, values, SCRATCH_VALUES, &n, NULL, &error))
             return serio_tool_report_read_error (path, error);
           if (is_legacy)
-            for (gsize i = 0; i < n; i++)
+            for (gsize i = 0; i < n && legacy->len < LEGACY_MAX_CODES; i++)
               {
                 guint8 code = values[i] >= 0 && values[i] <= LEGACY_CODE_STR &&
                               values[i] == floor (values[i]) ? (guint8) values[i] : LEGACY_CODE_UNKNOWN;
