@@ -115,15 +115,26 @@ typedef struct
   const char     *display;
   SerioToolInput *input;
   SerioWriter    *writer;
-  int             status;       /* why the sink stopped */
-  GError         *write_error;  /* … when the output failed */
+  GError         *write_error;  /* the output failed (the sink stopped) */
   guint64         n_special;    /* NaNs of the array, other than the default */
   GArray         *notes;        /* of guint64: those of the arrays that had some */
 } ToSerio;
 
+/* The sink's error when the output failed: the reader fails with it,
+ * and the output's own error, kept in @c, is the one reported. */
+static gboolean
+write_failed (ToSerio  *c,
+              GError  **error)
+{
+  g_assert (c->write_error != NULL);
+  g_propagate_error (error, g_error_copy (c->write_error));
+  return FALSE;
+}
+
 static gboolean
 to_serio_begin (gpointer                user_data,
-                const SerioNumpyHeader *header)
+                const SerioNumpyHeader *header,
+                GError                **error)
 {
   ToSerio *c = user_data;
   g_autofree char *name = NULL;
@@ -140,12 +151,9 @@ to_serio_begin (gpointer                user_data,
     {
       g_autofree char *shown = serio_tool_escape_name (name);
 
-      serio_tool_input_end_progress (c->input);
-      /* TRANSLATORS: the program, a file name and an array name */
-      g_printerr (_("%s: %s: “%s” is a name that serio files reserve for their seal"),
-                  g_get_prgname (), c->display, shown);
-      g_printerr ("\n");
-      c->status = SERIO_TOOL_EXIT_FAILURE;
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   /* TRANSLATORS: an array name */
+                   _("“%s” is a name that serio files reserve for their seal"), shown);
       return FALSE;
     }
 
@@ -153,19 +161,15 @@ to_serio_begin (gpointer                user_data,
     {
       g_autofree char *shown = serio_tool_escape_name (name);
 
-      serio_tool_input_end_progress (c->input);
-      g_printerr (g_dngettext (GETTEXT_PACKAGE,
-                               /* TRANSLATORS: the program, a file name,
-                                * an array name, its number of
-                                * dimensions and the most that serio
-                                * shapes have */
-                               "%s: %s: “%s” has %u dimension, and serio shapes have at most %u",
-                               "%s: %s: “%s” has %u dimensions, and serio shapes have at most %u",
-                               header->n_dims),
-                  g_get_prgname (), c->display, shown, header->n_dims,
-                  (guint) SERIO_SHAPE_MAX_DIMS);
-      g_printerr ("\n");
-      c->status = SERIO_TOOL_EXIT_FAILURE;
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: an array name, its number
+                                 * of dimensions and the most that serio
+                                 * shapes have */
+                                "“%s” has %u dimension, and serio shapes have at most %u",
+                                "“%s” has %u dimensions, and serio shapes have at most %u",
+                                header->n_dims),
+                   shown, header->n_dims, (guint) SERIO_SHAPE_MAX_DIMS);
       return FALSE;
     }
 
@@ -190,10 +194,7 @@ to_serio_begin (gpointer                user_data,
 
   c->n_special = 0;
   if (!serio_writer_begin_array (c->writer, stored, header->n_values, NULL, &c->write_error))
-    {
-      c->status = SERIO_TOOL_EXIT_ERROR;
-      return FALSE;
-    }
+    return write_failed (c, error);
 
   return TRUE;
 }
@@ -201,7 +202,8 @@ to_serio_begin (gpointer                user_data,
 static gboolean
 to_serio_values (gpointer      user_data,
                  const double *values,
-                 gsize         n_values)
+                 gsize         n_values,
+                 GError      **error)
 {
   ToSerio *c = user_data;
 
@@ -216,10 +218,7 @@ to_serio_values (gpointer      user_data,
     }
 
   if (!serio_writer_add_values (c->writer, values, n_values, NULL, &c->write_error))
-    {
-      c->status = SERIO_TOOL_EXIT_ERROR;
-      return FALSE;
-    }
+    return write_failed (c, error);
 
   return TRUE;
 }
@@ -228,7 +227,8 @@ to_serio_values (gpointer      user_data,
  * read without a problem (a .npz member's CRC-32 is checked after its
  * values went by). */
 static gboolean
-to_serio_end (gpointer user_data)
+to_serio_end (gpointer   user_data,
+              GError   **error)
 {
   ToSerio *c = user_data;
 
@@ -275,7 +275,7 @@ numpy_to_serio (const char *in,
   g_autoptr(SerioWriter) writer = NULL;
   g_autofree char *display = g_filename_display_name (in);
   g_autoptr(GArray) notes = g_array_new (FALSE, FALSE, sizeof (guint64));
-  ToSerio c = { in, display, NULL, NULL, SERIO_TOOL_EXIT_OK, NULL, 0, notes };
+  ToSerio c = { in, display, NULL, NULL, NULL, 0, notes };
   gboolean io_failed = FALSE;
   gboolean read;
   GInputStream *stream;
@@ -319,20 +319,21 @@ numpy_to_serio (const char *in,
   /* The reading may stop before the end of the file. */
   serio_tool_input_end_progress (input);
 
-  /* On any failure, the writer and the save are dropped: OUT stays. */
+  /* On any failure, the writer and the save are dropped: OUT stays. A
+   * reader fails with an error, always. */
   if (!read)
     {
-      if (error != NULL)
-        {
-          print_file_error (in, &error);
-          return io_failed ? SERIO_TOOL_EXIT_ERROR : SERIO_TOOL_EXIT_FAILURE;
-        }
       if (c.write_error != NULL)
         {
           print_file_error (out, &c.write_error);
           g_clear_error (&c.write_error);
+          return SERIO_TOOL_EXIT_ERROR;
         }
-      return c.status;
+      if (error == NULL)
+        g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                             _("the conversion stopped without saying why (a bug)"));
+      print_file_error (in, &error);
+      return io_failed ? SERIO_TOOL_EXIT_ERROR : SERIO_TOOL_EXIT_FAILURE;
     }
 
   print_notes (&c);
@@ -477,7 +478,8 @@ serio_to_numpy (const char *in,
   ToNumpy c = { NULL, };
   guint64 n_arrays = 0;
   gboolean found = FALSE, found_exact = FALSE;
-  int status = SERIO_TOOL_EXIT_OK;
+  /* Only a committed output succeeds. */
+  int status = SERIO_TOOL_EXIT_ERROR;
 
   reader = serio_tool_open_reader (in, SERIO_TOOL_INPUT_DEFAULT, &error);
   if (reader == NULL)
@@ -579,16 +581,17 @@ serio_to_numpy (const char *in,
       status = SERIO_TOOL_EXIT_FAILURE;
     }
   else if (c.error == NULL &&
-           (!serio_numpy_writer_finish (c.writer, &c.error) ||
-            !_serio_save_commit (g_steal_pointer (&c.save), NULL, &c.error)))
+           serio_numpy_writer_finish (c.writer, &c.error) &&
+           _serio_save_commit (g_steal_pointer (&c.save), NULL, &c.error))
     {
-      g_assert (c.error != NULL);
+      status = SERIO_TOOL_EXIT_OK;
     }
-
-  if (status == SERIO_TOOL_EXIT_OK && c.error != NULL)
+  else
     {
+      if (c.error == NULL)
+        g_set_error_literal (&c.error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                             _("the conversion stopped without saying why (a bug)"));
       print_file_error (out, &c.error);
-      status = SERIO_TOOL_EXIT_ERROR;
     }
 
   to_numpy_drop (&c);

@@ -260,6 +260,31 @@ serio_tool_shape_to_string (const guint64 *shape,
 }
 
 
+/* Whether NumPy can make an array of this shape, with elements of
+ * @item_size bytes: every dimension is a (64-bit) npy_intp, and so is the
+ * size in bytes of the elements, the dimensions of size 0 left out
+ * (numpy.empty((0, 2**63 - 1)) is "too big"). A shape that NumPy refuses
+ * would make names that nothing else reads. */
+static gboolean
+numpy_allows (const Header *header,
+              guint         item_size)
+{
+  guint64 n_bytes = item_size;
+
+  for (guint k = 0; k < header->n_dims; k++)
+    {
+      if (header->shape[k] > G_MAXINT64)
+        return FALSE;
+      if (header->shape[k] == 0)
+        continue;
+      if (header->shape[k] > G_MAXINT64 / n_bytes)
+        return FALSE;
+      n_bytes *= header->shape[k];
+    }
+
+  return TRUE;
+}
+
 /* The number of elements, or FALSE if it does not fit in 64 bits. */
 static gboolean
 count_elements (const Header *header,
@@ -586,7 +611,7 @@ typedef struct
 } Npy;
 
 /* Converts @n_values elements in C order at @raw and hands them to the
- * sink, in pieces. FALSE without an error: the sink stopped. */
+ * sink, in pieces. */
 static gboolean
 emit_elements (Npy           *npy,
                const guchar  *raw,
@@ -599,7 +624,7 @@ emit_elements (Npy           *npy,
 
       if (!convert_elements (raw, &npy->dtype, npy->values, n, npy->emitted, error))
         return FALSE;
-      if (!npy->sink->values (npy->user_data, npy->values, n))
+      if (!npy->sink->values (npy->user_data, npy->values, n, error))
         return FALSE;
       npy->emitted += n;
       raw += n * npy->dtype.size;
@@ -951,7 +976,7 @@ out:
  *
  * Returns: %TRUE when the whole array was read; %FALSE with @error set
  *   when the data is not valid or cannot be read (see
- *   SerioNumpySource:io_failed), or without when the sink stopped
+ *   SerioNumpySource:io_failed), or when the sink stopped
  */
 gboolean
 serio_numpy_read_npy (SerioNumpySource      *source,
@@ -1028,6 +1053,16 @@ serio_numpy_read_npy (SerioNumpySource      *source,
       return FALSE;
     }
 
+  if (!numpy_allows (&header, npy.dtype.size))
+    {
+      g_autofree char *shape_text = serio_tool_shape_to_string (header.shape, header.n_dims);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   /* TRANSLATORS: a shape, as “(2, 3)” */
+                   _("the shape %s is larger than NumPy allows (a dimension or the size in bytes "
+                     "above 2^63 − 1)"), shape_text);
+      return FALSE;
+    }
   if (!count_elements (&header, &n) || n > G_MAXUINT64 / npy.dtype.size)
     return data_shorter (&header, error);
   if (source->size >= 0)
@@ -1045,7 +1080,7 @@ serio_numpy_read_npy (SerioNumpySource      *source,
   info.n_dims = header.n_dims;
   info.n_values = n;
   info.type_name = npy.dtype.type_name;
-  if (!sink->begin (user_data, &info))
+  if (!sink->begin (user_data, &info, error))
     return FALSE;
 
   values = g_new (double, SERIO_NUMPY_CHUNK_VALUES);
@@ -1077,7 +1112,7 @@ serio_numpy_read_npy (SerioNumpySource      *source,
         return data_longer (&header, error);
     }
 
-  return sink->end (user_data);
+  return sink->end (user_data, error);
 }
 
 static gssize

@@ -72,17 +72,22 @@ typedef struct
  * @values: the next values, in C order, converted to doubles
  * @end: every value of the array was handed over
  *
- * Each returns %FALSE to stop the reading: the sink keeps its own account
- * of why, and the reader then returns %FALSE without setting its error.
+ * Each returns %FALSE with @error set to stop the reading, which then
+ * fails with that error (a .npz reader puts the member's name before it).
+ * A sink that keeps an error of its own (its output failed) still sets
+ * one here: a reader never fails without an error.
  */
 typedef struct
 {
   gboolean (*begin)  (gpointer                user_data,
-                      const SerioNumpyHeader *header);
+                      const SerioNumpyHeader *header,
+                      GError                **error);
   gboolean (*values) (gpointer                user_data,
                       const double           *values,
-                      gsize                   n_values);
-  gboolean (*end)    (gpointer                user_data);
+                      gsize                   n_values,
+                      GError                **error);
+  gboolean (*end)    (gpointer                user_data,
+                      GError                **error);
 } SerioNumpySink;
 
 gboolean     serio_numpy_read_npy       (SerioNumpySource      *source,
