@@ -261,7 +261,7 @@ static const SerioNumpySink to_serio_sink = {
 };
 
 /* The arrays are read and written as they come, through bounded buffers:
- * the serio file is written to the save's temporary file, which replaces
+ * the serio file is written by a writer on OUT's temporary file, which replaces
  * OUT only once every array was read without an error. */
 static int
 numpy_to_serio (const char *in,
@@ -271,7 +271,6 @@ numpy_to_serio (const char *in,
   g_autoptr(GError) error = NULL;
   g_autoptr(SerioToolInput) input = NULL;
   g_autoptr(GFile) file = NULL;
-  g_autoptr(SerioSave) save = NULL;
   g_autoptr(SerioWriter) writer = NULL;
   g_autofree char *display = g_filename_display_name (in);
   g_autoptr(GArray) notes = g_array_new (FALSE, FALSE, sizeof (guint64));
@@ -293,15 +292,14 @@ numpy_to_serio (const char *in,
   size = serio_tool_input_get_size (input);
 
   file = g_file_new_for_path (out);
-  save = _serio_save_begin (file, NULL, &error);
-  if (save == NULL)
+  writer = serio_writer_new_for_file (file, plain ? SERIO_SAVE_FLAGS_PLAIN : SERIO_SAVE_FLAGS_NONE,
+                                      NULL, &error);
+  if (writer == NULL)
     {
       serio_tool_input_end_progress (input);
       print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
     }
-  writer = plain ? serio_writer_new_plain (_serio_save_get_stream (save)) :
-                   serio_writer_new (_serio_save_get_stream (save));
   c.writer = writer;
 
   if (in_format == FORMAT_NPZ)
@@ -319,7 +317,7 @@ numpy_to_serio (const char *in,
   /* The reading may stop before the end of the file. */
   serio_tool_input_end_progress (input);
 
-  /* On any failure, the writer and the save are dropped: OUT stays. A
+  /* On any failure, the writer is dropped unclosed: OUT stays. A
    * reader fails with an error, always. */
   if (!read)
     {
@@ -337,8 +335,7 @@ numpy_to_serio (const char *in,
     }
 
   print_notes (&c);
-  if (!serio_writer_finish (writer, NULL, &error) ||
-      !_serio_save_commit (g_steal_pointer (&save), NULL, &error))
+  if (!serio_writer_close (writer, NULL, &error))
     {
       print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
