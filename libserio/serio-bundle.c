@@ -13,6 +13,7 @@
 #include "serio-bundle.h"
 #include "serio-bundle-stream.h"
 #include "serio-codec.h"
+#include "serio-dtype-private.h"
 #include "serio-error.h"
 #include "serio-private.h"
 #include "serio-stream-private.h"
@@ -603,6 +604,27 @@ serio_bundle_to_sealed_bytes (SerioBundle *self)
   return g_bytes_new_take (text, len);
 }
 
+/* The precondition of the float64 appends on a typed name: every value
+ * fits the type. A value that does not is a programmer error, kept with
+ * G_DISABLE_CHECKS like the others: a bundle never holds what its text
+ * could not be read back as. */
+static gboolean
+check_fits (const char   *name,
+            const double *values,
+            gsize         n_values)
+{
+  SerioDtype dtype = _serio_name_get_dtype (name, strlen (name), n_values);
+  gsize bad;
+
+  if (G_LIKELY (dtype == SERIO_DTYPE_FLOAT64) ||
+      !_serio_dtype_find_misfit (dtype, values, n_values, &bad))
+    return TRUE;
+
+  g_critical ("%s: value %" G_GSIZE_FORMAT " (%.17g) of the array “%s” does not fit its type %s; "
+              "nothing was appended", G_STRFUNC, bad, values[bad], name, serio_dtype_to_string (dtype));
+  return FALSE;
+}
+
 /**
  * serio_bundle_append:
  * @self: a #SerioBundle
@@ -617,6 +639,12 @@ serio_bundle_to_sealed_bytes (SerioBundle *self)
  * exactly what its text will hold. Names may be empty and may repeat, but
  * `serio.sealed` and `serio.seal` are reserved for the records of a sealed
  * text and are refused.
+ *
+ * A @name with a type marker (`w@int8[3]`, see #SerioDtype) makes a typed
+ * array, whose values must all fit its type
+ * ([func@Serio.Dtype.holds]): one that does not is a programmer error,
+ * reported with a critical warning, and nothing is appended. Use
+ * [method@Serio.Bundle.append_typed] to append typed data with a #GError.
  */
 void
 serio_bundle_append (SerioBundle  *self,
@@ -634,6 +662,9 @@ serio_bundle_append (SerioBundle  *self,
   return_if_fail_always (_serio_seal_name_kind (name, strlen (name)) == SERIO_NAME_ARRAY);
   return_if_fail_always (values != NULL || n_values == 0);
   return_if_fail_always (g_size_checked_mul (&size, n_values, sizeof (double)));
+
+  if (!check_fits (name, values, n_values))
+    return;
 
   copy = n_values > 0 ? g_memdup2 (values, size) : NULL;
   _serio_codec_canonicalize (copy, n_values);
@@ -676,6 +707,9 @@ serio_bundle_append_array (SerioBundle *self,
  * float64 array. When @values is suitably aligned and holds no NaN other
  * than the default quiet NaN, the bundle keeps a reference to it instead of
  * copying.
+ *
+ * With a typed @name, the values must fit the type, as for
+ * [method@Serio.Bundle.append].
  */
 void
 serio_bundle_append_bytes (SerioBundle *self,
@@ -695,6 +729,10 @@ serio_bundle_append_bytes (SerioBundle *self,
   return_if_fail_always (size % sizeof (double) == 0);
 
   if ((guintptr) data % G_ALIGNOF (double) == 0 &&
+      !check_fits (name, data, size / sizeof (double)))
+    return;
+
+  if ((guintptr) data % G_ALIGNOF (double) == 0 &&
            _serio_codec_is_canonical (data, size / sizeof (double)))
     {
       append_values (self, name, g_bytes_ref (values));
@@ -703,6 +741,12 @@ serio_bundle_append_bytes (SerioBundle *self,
     {
       double *copy = g_memdup2 (data, size);
 
+      if ((guintptr) data % G_ALIGNOF (double) != 0 &&
+          !check_fits (name, copy, size / sizeof (double)))
+        {
+          g_free (copy);
+          return;
+        }
       _serio_codec_canonicalize (copy, size / sizeof (double));
       append_values (self, name, g_bytes_new_take (copy, size));
     }
@@ -826,7 +870,7 @@ serio_bundle_get_bytes (SerioBundle *self,
  *    [method@Serio.Bundle.get_base_name]) is @name.
  *
  * So `conv1.weight` finds `conv1.weight[16x3x3x3]`, and so does
- * `conv1.weight[16x3x3x3]`. When a bundle holds both `w` and `w[2]`, `w`
+ * `conv1.weight[16x3x3x3]`; `step` finds `step@int64[]`. When a bundle holds both `w` and `w[2]`, `w`
  * finds `w` (an exact name wins, wherever it is) and `w[2]` finds `w[2]`;
  * when it holds `w[2]` and `w[3]`, `w` finds the first of them. A suffix
  * that is not a shape (`w[5]` with 3 values) is part of the base name, so
@@ -865,8 +909,8 @@ serio_bundle_lookup (SerioBundle *self,
       gsize base_len;
       guint n_dims;
 
-      /* Only a name that continues with '[' after @name can match. */
-      if (strncmp (entry->name, name, len) != 0 || entry->name[len] != '[')
+      /* Only a name that continues with '[' or '@' after @name can match. */
+      if (strncmp (entry->name, name, len) != 0 || (entry->name[len] != '[' && entry->name[len] != '@'))
         continue;
 
       if (_serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n_dims) &&
@@ -1357,11 +1401,14 @@ serio_bundle_get_shape (SerioBundle *self,
  * @self: a #SerioBundle
  * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
  *
- * Gets the name of the array at @index without its shape suffix: `conv1.weight`
- * for `conv1.weight[16x3x3x3]`. For a name without a shape suffix (see
+ * Gets the name of the array at @index without its shape suffix and type
+ * marker: `conv1.weight` for `conv1.weight[16x3x3x3]` and for
+ * `conv1.weight@float32[16x3x3x3]`. For a name without a shape suffix (see
  * [method@Serio.Bundle.get_shape]), this is the whole name, as
  * [method@Serio.Bundle.get_name] returns it; so an array has a shape
- * suffix exactly when the two differ.
+ * suffix exactly when the two differ. A marker counts only before a
+ * valid shape suffix: `w@int8` without one is the base name `w@int8` of a
+ * float64 array.
  *
  * Returns: (transfer full): the base name, valid UTF-8
  */
@@ -1513,4 +1560,207 @@ serio_bundle_dup_values (SerioBundle *self,
 
   /* An empty array points at one double, so the copy is never NULL. */
   return g_memdup2 (values, MAX (*n_values, 1) * sizeof (double));
+}
+
+/* ------------------------------------------------------------------ */
+/* Element types                                                      */
+/* ------------------------------------------------------------------ */
+
+/**
+ * serio_bundle_get_dtype:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ *
+ * Gets the element type of the array at @index, from the type marker of
+ * its name (see #SerioDtype): %SERIO_DTYPE_FLOAT32 for
+ * `conv1.weight@float32[16x3x3x3]`, %SERIO_DTYPE_FLOAT64 for a name
+ * without a marker. The values of a typed array all fit its type: every
+ * reader and every append checks them.
+ *
+ * Returns: the element type
+ */
+SerioDtype
+serio_bundle_get_dtype (SerioBundle *self,
+                        guint        index)
+{
+  SerioEntry *entry;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), SERIO_DTYPE_FLOAT64);
+  g_return_val_if_fail (index < self->entries->len, SERIO_DTYPE_FLOAT64);
+
+  entry = get_entry (self, index);
+  return _serio_name_get_dtype (entry->name, strlen (entry->name), entry->n_values);
+}
+
+/**
+ * serio_bundle_get_typed_bytes:
+ * @self: a #SerioBundle
+ * @index: the index of an array, below [method@Serio.Bundle.get_n_arrays]
+ *
+ * Gets the values of the array at @index as elements of its own type
+ * ([method@Serio.Bundle.get_dtype]): host-order floats for a float32
+ * array, 16-bit patterns for float16 and bfloat16, bytes 0 and 1 for
+ * bool, and so on (see #SerioDtype), in C order. For a float64 array this
+ * is [method@Serio.Bundle.get_bytes], without a copy; for the others the
+ * bytes are a new conversion, exact since the values fit the type.
+ *
+ * This is the fast path to bindings: in Python,
+ * `numpy.frombuffer(bundle.get_typed_bytes(i).get_data(), dtype=numpy.float32)`;
+ * in GJS, `new Float32Array(bundle.get_typed_bytes(i).toArray().buffer)`.
+ *
+ * Returns: (transfer full): the values in the array's type
+ */
+GBytes *
+serio_bundle_get_typed_bytes (SerioBundle *self,
+                              guint        index)
+{
+  SerioEntry *entry;
+  SerioDtype dtype;
+  gsize size;
+  gpointer out;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail (index < self->entries->len, NULL);
+
+  dtype = serio_bundle_get_dtype (self, index);
+  if (dtype == SERIO_DTYPE_FLOAT64)
+    return serio_bundle_get_bytes (self, index);
+
+  entry = get_entry (self, index);
+  if (entry->n_values == 0)
+    return g_bytes_new (NULL, 0);
+
+  size = entry->n_values * serio_dtype_get_size (dtype);
+  out = _serio_alloc_large (size);
+  _serio_dtype_from_doubles (dtype, entry->values, entry->n_values, out);
+
+  return g_bytes_new_take (out, size);
+}
+
+/**
+ * serio_bundle_append_typed:
+ * @self: a #SerioBundle
+ * @base_name: the base name of the array, valid UTF-8
+ * @dtype: the element type of @data
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for a
+ *   0-d scalar
+ * @data: the elements of @dtype in host byte order and C order (see
+ *   #SerioDtype); its size must be the size of an element
+ *   ([func@Serio.Dtype.get_size]) times the product of the dimensions
+ * @error: return location for a #GError
+ *
+ * Appends an array of @dtype under the stored name
+ * [func@Serio.name_compose] gives: `w` of float32 and shape (2, 3) is
+ * stored as `w@float32[2x3]`, and reads back, through every reader, as a
+ * float32 array of that shape with the same bytes
+ * ([method@Serio.Bundle.get_typed_bytes]). The base name is sanitized as
+ * by [method@Serio.Bundle.append]. Every NaN is stored as the quiet NaN
+ * of no payload, as for float64.
+ *
+ * The text holds each value as a 64-bit float, so an int64 or uint64
+ * element that a 64-bit float cannot hold (some integers beyond
+ * 2<sup>53</sup>) fails with %SERIO_ERROR_DOMAIN naming its index and
+ * value, and so does a bool byte other than 0 and 1. A size of @data that
+ * does not match the shape, and a float64 array whose @base_name ends in
+ * a type marker (which would make its name that of a typed array), fail
+ * with %G_IO_ERROR_INVALID_ARGUMENT. Nothing is appended on an error.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_bundle_append_typed (SerioBundle    *self,
+                           const char     *base_name,
+                           SerioDtype      dtype,
+                           const guint64  *shape,
+                           guint           n_dims,
+                           GBytes         *data,
+                           GError        **error)
+{
+  g_autofree char *name = NULL;
+  gconstpointer bytes;
+  gsize size, n_values, doubles_size, bad;
+  guint64 count;
+  double *values;
+
+  g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
+  g_return_val_if_fail (base_name != NULL, FALSE);
+  g_return_val_if_fail (g_utf8_validate (base_name, -1, NULL), FALSE);
+  g_return_val_if_fail ((guint) dtype <= SERIO_DTYPE_LAST, FALSE);
+  g_return_val_if_fail (shape != NULL || n_dims == 0, FALSE);
+  g_return_val_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS, FALSE);
+  g_return_val_if_fail (data != NULL, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  bytes = g_bytes_get_data (data, &size);
+  name = _serio_typed_name (base_name, dtype, shape, n_dims, &count, error);
+  if (name == NULL)
+    return FALSE;
+  if (count > G_MAXSIZE / sizeof (double) || count * serio_dtype_get_size (dtype) != size)
+    {
+      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* TRANSLATORS: a number of bytes and a type name such
+                    * as float32 */
+                   _("The data takes %s bytes, which is not the size of an array of type %s "
+                     "of the shape given"),
+                   taken, serio_dtype_to_string (dtype));
+      return FALSE;
+    }
+
+  n_values = (gsize) count;
+  doubles_size = n_values * sizeof (double);
+  values = n_values > 0 ? _serio_alloc_large (doubles_size) : NULL;
+  if (!_serio_dtype_to_doubles (dtype, bytes, n_values, values, &bad))
+    {
+      _serio_dtype_set_element_error (error, dtype, bytes, bad);
+      g_free (values);
+      return FALSE;
+    }
+
+  append_values (self, name, g_bytes_new_take (values, doubles_size));
+  return TRUE;
+}
+
+/* The stored name of a typed array, with its number of values; %NULL
+ * with a G_IO_ERROR_INVALID_ARGUMENT error when the shape has too many
+ * values or the name would not read back as @dtype. Shared with the
+ * writer. */
+char *
+_serio_typed_name (const char     *base_name,
+                   SerioDtype      dtype,
+                   const guint64  *shape,
+                   guint           n_dims,
+                   guint64        *n_values,
+                   GError        **error)
+{
+  guint64 count;
+  g_autofree char *name = NULL;
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  gsize base_len;
+  guint n;
+  SerioDtype parsed;
+
+  if (!_serio_shape_count (shape, n_dims, &count))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("The shape has more values than 64 bits can count"));
+      return NULL;
+    }
+
+  name = serio_name_compose (base_name, dtype, shape, n_dims);
+  _serio_name_parse (name, strlen (name), count, &base_len, &parsed, dims, &n);
+  if (parsed != dtype)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* TRANSLATORS: the placeholder is a base name such as
+                    * w@int8 */
+                   _("The base name “%s” ends in a type marker, which a float64 array cannot have"),
+                   base_name);
+      return NULL;
+    }
+
+  *n_values = count;
+  return g_steal_pointer (&name);
 }

@@ -12,6 +12,7 @@
 
 #include <gio/gio.h>
 
+#include "serio-dtype.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
@@ -164,5 +165,22 @@ SERIO_AVAILABLE_IN_ALL
 double       *serio_bundle_dup_values           (SerioBundle          *self,
                                                  guint                 index,
                                                  gsize                *n_values);
+
+/* Element types */
+
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_bundle_append_typed         (SerioBundle          *self,
+                                                 const char           *base_name,
+                                                 SerioDtype            dtype,
+                                                 const guint64        *shape,
+                                                 guint                 n_dims,
+                                                 GBytes               *data,
+                                                 GError              **error);
+SERIO_AVAILABLE_IN_ALL
+SerioDtype    serio_bundle_get_dtype            (SerioBundle          *self,
+                                                 guint                 index);
+SERIO_AVAILABLE_IN_ALL
+GBytes       *serio_bundle_get_typed_bytes      (SerioBundle          *self,
+                                                 guint                 index);
 
 G_END_DECLS

@@ -25,10 +25,12 @@
 #include <glib/gi18n-lib.h>
 
 #include "serio-codec.h"
+#include "serio-dtype-private.h"
 #include "serio-exponent-table.h"
 #include "serio-error.h"
 #include "serio-error-private.h"
 #include "serio-private.h"
+#include "serio-shape.h"
 #include "serio-workers.h"
 
 #define FRAC_BITS       52
@@ -783,13 +785,15 @@ set_line_error (GError     **error,
     _serio_error_set_location (*error, line, 0, detail);
 }
 
+/* Sets a token error whose @reason is translated already. */
 static void
-set_token_error (GError     **error,
-                 const Problem *problem,
-                 gulong       line,
-                 guint64      index,
-                 const char  *token,
-                 const char  *line_end)
+set_token_error_reason (GError      **error,
+                        int           code,
+                        const char   *reason,
+                        gulong        line,
+                        guint64       index,
+                        const char   *token,
+                        const char   *line_end)
 {
   const char *comma;
   g_autofree char *shown = NULL;
@@ -801,19 +805,64 @@ set_token_error (GError     **error,
   comma = memchr (token, ',', line_end - token);
   shown = describe_bytes (token, (comma ? comma : line_end) - token);
 
-  g_set_error (error, SERIO_ERROR, problem->code,
+  g_set_error (error, SERIO_ERROR, code,
                /* TRANSLATORS: an error about one value of a v1 record: line
                 * number, 1-based index of the value in its record, the
                 * value's text as found, and the problem. */
                _("Line %lu, value %lu “%s”: %s"),
-               line, (gulong) index, shown, _(problem->reason));
+               line, (gulong) index, shown, reason);
   /* TRANSLATORS: the same error without its line, for programs that show
    * the line apart (FILE:LINE: …): 1-based index of the value in its
    * record, the value's text as found, and the problem. */
   detail = g_strdup_printf (_("value %lu “%s”: %s"),
-                            (gulong) index, shown, _(problem->reason));
+                            (gulong) index, shown, reason);
   if (*error != NULL && (*error)->domain == SERIO_ERROR)
     _serio_error_set_location (*error, line, index, detail);
+}
+
+static void
+set_token_error (GError     **error,
+                 const Problem *problem,
+                 gulong       line,
+                 guint64      index,
+                 const char  *token,
+                 const char  *line_end)
+{
+  set_token_error_reason (error, problem->code, _(problem->reason), line, index, token, line_end);
+}
+
+void
+_serio_codec_set_dtype_error (GError     **error,
+                              SerioDtype   dtype,
+                              double       value,
+                              gulong       line,
+                              guint64      index)
+{
+  /* The reader takes only canonical tokens: the value's own token is the
+   * text that the line holds. */
+  char token[SERIO_CODEC_TOKEN_MAX + SERIO_CODEC_WRITE_SLACK + 1];
+  char *end = write_token (token, value);
+  g_autofree char *reason = _serio_dtype_misfit_reason (dtype, value);
+
+  set_token_error_reason (error, SERIO_ERROR_DOMAIN, reason, line, index, token, end);
+}
+
+gboolean
+_serio_codec_check_typed (SerioDtype     dtype,
+                          const double  *values,
+                          gsize          n_values,
+                          guint64        first_index,
+                          gulong         line,
+                          GError       **error)
+{
+  gsize bad;
+
+  if (G_LIKELY (dtype == SERIO_DTYPE_FLOAT64) || values == NULL ||
+      !_serio_dtype_find_misfit (dtype, values, n_values, &bad))
+    return TRUE;
+
+  _serio_codec_set_dtype_error (error, dtype, values[bad], line, first_index + bad + 1);
+  return FALSE;
 }
 
 void
@@ -1243,6 +1292,7 @@ parse_values_parallel (ReadContext  *context,
                        gsize         store_limit,
                        gsize        *n_tokens_inout,
                        gboolean     *line_done,
+                       SerioDtype    dtype,
                        gulong        line,
                        GError      **error)
 {
@@ -1273,7 +1323,9 @@ parse_values_parallel (ReadContext  *context,
                                         store_limit - n_tokens, n_threads, &end, &problem, &bad);
       if (G_UNLIKELY (problem.reason != NULL))
         {
-          set_token_error (error, &problem, line, n_tokens + 1, bad, line_end);
+          /* A typed value before the bad token comes first. */
+          if (_serio_codec_check_typed (dtype, values, n_tokens, 0, line, error))
+            set_token_error (error, &problem, line, n_tokens + 1, bad, line_end);
           return FALSE;
         }
       if (G_UNLIKELY (span_end >= context->hash_next))
@@ -1306,6 +1358,7 @@ parse_record (const char   *p,
   gsize field_len, max_tokens, n_tokens, store_limit;
   double *values = NULL;
   SerioNameKind kind;
+  SerioDtype dtype = SERIO_DTYPE_FLOAT64;
 
   if (G_UNLIKELY (!_serio_codec_parse_name (p, line_end, line, &header, error)))
     return FALSE;
@@ -1344,6 +1397,9 @@ parse_record (const char   *p,
               _serio_codec_set_memory_error (error, line, header.count);
               return FALSE;
             }
+          /* Once a record: the values of a typed one are checked after
+           * they are parsed, the parse of the others costs nothing more. */
+          dtype = _serio_name_get_dtype (header.name, header.name_len, header.count);
         }
       else if (header.count <= G_N_ELEMENTS (context->reserved))
         values = context->reserved;
@@ -1357,7 +1413,7 @@ parse_record (const char   *p,
 
       if (store_limit > 0 && kind == SERIO_NAME_ARRAY && field_len >= 2 * PARALLEL_MIN_BYTES &&
           !parse_values_parallel (context, &s, line_end, buf_end, values, store_limit, &n_tokens,
-                                  &line_done, line, error))
+                                  &line_done, dtype, line, error))
         return FALSE;
 
       while (!line_done)
@@ -1369,7 +1425,8 @@ parse_record (const char   *p,
           s = parse_token (s, line_end, buf_end, &bits, &problem);
           if (G_UNLIKELY (s == NULL))
             {
-              set_token_error (error, &problem, line, n_tokens + 1, token, line_end);
+              if (_serio_codec_check_typed (dtype, values, MIN (n_tokens, store_limit), 0, line, error))
+                set_token_error (error, &problem, line, n_tokens + 1, token, line_end);
               return FALSE;
             }
           if (G_LIKELY (n_tokens < store_limit))
@@ -1382,6 +1439,11 @@ parse_record (const char   *p,
           s++;
         }
     }
+
+  /* Typed values come before a count that does not match. */
+  if (G_UNLIKELY (dtype != SERIO_DTYPE_FLOAT64) &&
+      !_serio_codec_check_typed (dtype, values, MIN (n_tokens, store_limit), 0, line, error))
+    return FALSE;
 
   if (G_UNLIKELY (!header.count_exact || header.count != n_tokens))
     {

@@ -12,6 +12,8 @@
 
 #include <glib.h>
 #include <xxhash.h>
+
+#include "serio-dtype.h"
 #ifdef HAVE_XXH_X86DISPATCH_H
 /* Makes XXH3_64bits_update() use the best kernel of the CPU. */
 # include <xxh_x86dispatch.h>
@@ -201,6 +203,22 @@ void     _serio_codec_set_token_error    (GError            **error,
                                           guint64             index,
                                           const char         *token,
                                           const char         *line_end);
+/* The value at @index (1-based) of a record of @dtype, which @dtype cannot
+ * hold: a %SERIO_ERROR_DOMAIN error showing the value's token. */
+void     _serio_codec_set_dtype_error    (GError            **error,
+                                          SerioDtype          dtype,
+                                          double              value,
+                                          gulong              line,
+                                          guint64             index);
+/* Checks that @dtype holds the @n_values values of a record from its
+ * value @first_index (0-based) on; %FALSE with the error of the first
+ * that it does not. Nothing to do for float64 or %NULL @values. */
+gboolean _serio_codec_check_typed        (SerioDtype          dtype,
+                                          const double       *values,
+                                          gsize               n_values,
+                                          guint64             first_index,
+                                          gulong              line,
+                                          GError            **error);
 void     _serio_codec_set_length_error   (GError            **error,
                                           gulong              line,
                                           const char         *declared,

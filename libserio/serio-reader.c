@@ -20,6 +20,7 @@
 #include <glib/gi18n-lib.h>
 
 #include "serio-codec.h"
+#include "serio-dtype-private.h"
 #include "serio-error.h"
 #include "serio-private.h"
 #include "serio-reader.h"
@@ -163,6 +164,7 @@ struct _SerioReader
   /* The current record */
   char           *name;
   SerioNameKind   kind;
+  SerioDtype      dtype;        /* float64 for every record but a typed array */
   guint64         count;
   gboolean        count_exact;
   char           *declared;     /* the count as shown in messages */
@@ -758,9 +760,29 @@ ensure_segment (SerioReader   *self,
     }
 }
 
+/* Checks that the type of a typed array holds the @n_values values at
+ * @values, the record's from its value @first (0-based) on. */
+static gboolean
+check_typed (SerioReader   *self,
+             const double  *values,
+             gsize          n_values,
+             guint64        first,
+             GCancellable  *cancellable,
+             GError       **error)
+{
+  GError *local_error = NULL;
+
+  if (G_LIKELY (self->dtype == SERIO_DTYPE_FLOAT64) ||
+      _serio_codec_check_typed (self->dtype, values, n_values, first, self->line, &local_error))
+    return TRUE;
+
+  return fail (self, local_error, cancellable, error);
+}
+
 /* Parses tokens of the current record, storing up to @max_values of them
  * in @values (or none when it is %NULL), until @max_values were parsed or
- * the line ends. */
+ * the line ends. The values of a typed array are checked once parsed,
+ * before any problem after them is reported. */
 static gboolean
 parse_values (SerioReader   *self,
               double        *values,
@@ -770,6 +792,7 @@ parse_values (SerioReader   *self,
               GError       **error)
 {
   gsize got = 0;
+  guint64 first = self->n_tokens;
 
   while (got < max_values && !self->line_done)
     {
@@ -823,6 +846,8 @@ parse_values (SerioReader   *self,
                 {
                   GError *local_error = NULL;
 
+                  if (!check_typed (self, values, got, first, cancellable, error))
+                    return FALSE;
                   self->pos = bad - self->buf;
                   _serio_codec_set_token_error (&local_error, &problem, self->line, self->n_tokens + 1,
                                                 bad, self->seg_eol ? seg_end : seg_end + 1);
@@ -867,6 +892,9 @@ parse_values (SerioReader   *self,
         {
           GError *local_error = NULL;
 
+          /* The token stays in the window: the check does not move it. */
+          if (values != NULL && !check_typed (self, values, got, first, cancellable, error))
+            return FALSE;
           _serio_codec_set_token_error (&local_error, &problem, self->line, self->n_tokens + 1,
                                         s, self->seg_eol ? seg_end : seg_end + 1);
           return fail (self, local_error, cancellable, error);
@@ -887,6 +915,9 @@ parse_values (SerioReader   *self,
             }
         }
     }
+
+  if (values != NULL && !check_typed (self, values, got, first, cancellable, error))
+    return FALSE;
 
   if (n_parsed != NULL)
     *n_parsed = got;
@@ -1140,6 +1171,9 @@ next_record (SerioReader   *self,
       self->name = g_strndup (header.name, header.name_len);
       self->declared = _serio_codec_describe (header.count_start, header.count_digits);
       self->kind = header.kind;
+      self->dtype = header.kind == SERIO_NAME_ARRAY && header.count_exact ?
+                    _serio_name_get_dtype (header.name, header.name_len, header.count) :
+                    SERIO_DTYPE_FLOAT64;
       self->count = header.count;
       self->count_exact = header.count_exact;
       self->n_tokens = 0;
@@ -1283,8 +1317,9 @@ serio_reader_get_shape (SerioReader *self,
  * serio_reader_get_base_name:
  * @self: a #SerioReader
  *
- * Gets the name of the current array without its shape suffix, as
- * [method@Serio.Bundle.get_base_name] does.
+ * Gets the name of the current array without its shape suffix and type
+ * marker, as [method@Serio.Bundle.get_base_name] does: `w` for
+ * `w@float32[2x3]`.
  *
  * Returns: (transfer full) (nullable): the base name, or %NULL before the
  *   first array
@@ -1535,4 +1570,154 @@ serio_reader_get_finished (SerioReader *self)
   g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
 
   return self->state == STATE_END;
+}
+
+/* ------------------------------------------------------------------ */
+/* Element types                                                      */
+/* ------------------------------------------------------------------ */
+
+/**
+ * serio_reader_get_dtype:
+ * @self: a #SerioReader
+ *
+ * Gets the element type of the current array, from the type marker of
+ * its name (see #SerioDtype): %SERIO_DTYPE_FLOAT32 for
+ * `w@float32[2x3]`, %SERIO_DTYPE_FLOAT64 for a name without a marker.
+ *
+ * The reader checks every value it parses against the type: a value the
+ * type cannot hold exactly fails the read with %SERIO_ERROR_DOMAIN.
+ * [method@Serio.Reader.read_values] and [method@Serio.Reader.read_bytes]
+ * give the values as 64-bit floats whatever the type;
+ * [method@Serio.Reader.read_typed] and
+ * [method@Serio.Reader.read_typed_bytes] give them in the array's type.
+ *
+ * Returns: the element type, or %SERIO_DTYPE_FLOAT64 without a current
+ *   array
+ */
+SerioDtype
+serio_reader_get_dtype (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), SERIO_DTYPE_FLOAT64);
+
+  return self->state == STATE_VALUES || self->state == STATE_DONE ? self->dtype : SERIO_DTYPE_FLOAT64;
+}
+
+/* Typed values are read through doubles, this many at a time: enough for
+ * the parallel parse of parse_values(). */
+#define TYPED_CHUNK_VALUES (64 * 1024)
+
+/**
+ * serio_reader_read_typed: (skip)
+ * @self: a #SerioReader
+ * @buffer: room for @n_values elements of the current array's type
+ *   ([method@Serio.Reader.get_dtype]), aligned for that type
+ * @n_values: the number of values wanted
+ * @n_read: (out): return location for the number of values read
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Reads the next values of the current array like
+ * [method@Serio.Reader.read_values], as elements of its type: floats for
+ * a float32 array, 16-bit patterns for float16 and bfloat16, bytes 0 and 1
+ * for bool (see #SerioDtype). For a float64 array this is
+ * [method@Serio.Reader.read_values].
+ *
+ * Bindings use [method@Serio.Reader.read_typed_bytes].
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_reader_read_typed (SerioReader   *self,
+                         gpointer       buffer,
+                         gsize          n_values,
+                         gsize         *n_read,
+                         GCancellable  *cancellable,
+                         GError       **error)
+{
+  SerioDtype dtype;
+  gsize size, done = 0;
+  g_autofree double *chunk = NULL;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
+  g_return_val_if_fail (buffer != NULL || n_values == 0, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  dtype = serio_reader_get_dtype (self);
+  if (dtype == SERIO_DTYPE_FLOAT64)
+    return serio_reader_read_values (self, buffer, n_values, n_read, cancellable, error);
+
+  if (n_read != NULL)
+    *n_read = 0;
+  size = serio_dtype_get_size (dtype);
+  n_values = MIN ((guint64) n_values, serio_reader_get_n_left (self));
+  chunk = g_new (double, MAX (MIN (n_values, TYPED_CHUNK_VALUES), 1));
+
+  do
+    {
+      gsize n;
+
+      if (!serio_reader_read_values (self, chunk, MIN (n_values - done, TYPED_CHUNK_VALUES), &n,
+                                     cancellable, error))
+        return FALSE;
+      _serio_dtype_from_doubles (dtype, chunk, n, (char *) buffer + done * size);
+      done += n;
+      if (n == 0)
+        break;
+    }
+  while (done < n_values);
+
+  if (n_read != NULL)
+    *n_read = done;
+  return TRUE;
+}
+
+/**
+ * serio_reader_read_typed_bytes:
+ * @self: a #SerioReader
+ * @max_values: the most values to read
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Reads the next values of the current array like
+ * [method@Serio.Reader.read_typed], as elements of its type in a new
+ * #GBytes: empty at the end of the array. For a float64 array this is
+ * [method@Serio.Reader.read_bytes].
+ *
+ * This is the fast path to bindings: in Python,
+ * `numpy.frombuffer(reader.read_typed_bytes(1 << 20).get_data(), dtype=numpy.float32)`
+ * for a float32 array; in GJS,
+ * `new Float32Array(reader.read_typed_bytes(n, null).toArray().buffer)`.
+ *
+ * Returns: (transfer full): the values, or %NULL with @error set
+ */
+GBytes *
+serio_reader_read_typed_bytes (SerioReader   *self,
+                               gsize          max_values,
+                               GCancellable  *cancellable,
+                               GError       **error)
+{
+  SerioDtype dtype;
+  g_autoptr(GBytes) values = NULL;
+  gconstpointer data;
+  gsize size, n;
+  gpointer out;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  dtype = serio_reader_get_dtype (self);
+  values = serio_reader_read_bytes (self, max_values, cancellable, error);
+  if (values == NULL || dtype == SERIO_DTYPE_FLOAT64)
+    return g_steal_pointer (&values);
+
+  data = g_bytes_get_data (values, &size);
+  n = size / sizeof (double);
+  if (n == 0)
+    return g_bytes_new (NULL, 0);
+  out = g_malloc (n * serio_dtype_get_size (dtype));
+  _serio_dtype_from_doubles (dtype, data, n, out);
+
+  return g_bytes_new_take (out, n * serio_dtype_get_size (dtype));
 }

@@ -12,6 +12,7 @@
 
 #include <gio/gio.h>
 
+#include "serio-dtype.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
@@ -46,6 +47,8 @@ SERIO_AVAILABLE_IN_ALL
 guint64      *serio_reader_get_shape        (SerioReader    *self,
                                              guint          *n_dims);
 SERIO_AVAILABLE_IN_ALL
+SerioDtype    serio_reader_get_dtype        (SerioReader    *self);
+SERIO_AVAILABLE_IN_ALL
 guint64       serio_reader_get_n_values     (SerioReader    *self);
 SERIO_AVAILABLE_IN_ALL
 guint64       serio_reader_get_n_left       (SerioReader    *self);
@@ -59,6 +62,18 @@ gboolean      serio_reader_read_values      (SerioReader    *self,
                                              GError        **error);
 SERIO_AVAILABLE_IN_ALL
 GBytes       *serio_reader_read_bytes       (SerioReader    *self,
+                                             gsize           max_values,
+                                             GCancellable   *cancellable,
+                                             GError        **error);
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_reader_read_typed       (SerioReader    *self,
+                                             gpointer        buffer,
+                                             gsize           n_values,
+                                             gsize          *n_read,
+                                             GCancellable   *cancellable,
+                                             GError        **error);
+SERIO_AVAILABLE_IN_ALL
+GBytes       *serio_reader_read_typed_bytes (SerioReader    *self,
                                              gsize           max_values,
                                              GCancellable   *cancellable,
                                              GError        **error);

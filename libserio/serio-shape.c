@@ -9,12 +9,17 @@
  * of the dims equals the record's count. The product is the mathematical
  * one: 0 as soon as one dim is 0, and otherwise a product that overflows
  * 64 bits cannot equal a count. Every other name is a plain 1-D name.
+ *
+ * Before a valid suffix, `@` and the name of a type other than float64
+ * (the last `@` counts) is the type marker, which is not part of the base
+ * name: `w@float32[3]` is the float32 array `w`.
  */
 
 #include "config.h"
 
 #include <string.h>
 
+#include "serio-dtype-private.h"
 #include "serio-shape.h"
 
 /* Parses the canonical decimal at *p, up to the next 'x' or ']'. */
@@ -81,41 +86,32 @@ _serio_shape_count (const guint64 *dims,
   return TRUE;
 }
 
-/*
- * _serio_shape_parse:
- * @name: a stored name
- * @n_values: the number of values of its array
- * @base_len: (out): the length in bytes of the base name
- * @dims: (out caller-allocates): room for %SERIO_SHAPE_MAX_DIMS dims
- * @n_dims: (out): the number of dims
- *
- * Applies the §3 rule to @name. With a valid suffix, sets @base_len to the
- * length before the last `[` and @dims to the shape; otherwise sets
- * @base_len to the whole length and @dims to the one dim @n_values.
- *
- * Returns: %TRUE if @name has a valid shape suffix
- */
-gboolean
-_serio_shape_parse (const char *name,
-                    guint64     n_values,
-                    gsize      *base_len,
-                    guint64    *dims,
-                    guint      *n_dims)
+/* The §3 rule on the @len bytes at @name: with a valid suffix, sets
+ * @open_pos to the offset of its `[` and @dims to the shape. */
+static gboolean
+parse_suffix (const char *name,
+              gsize       len,
+              guint64     n_values,
+              gsize      *open_pos,
+              guint64    *dims,
+              guint      *n_dims)
 {
-  gsize len = strlen (name);
-  const char *open;
+  const char *open = NULL;
   const char *p;
   guint n = 0;
   guint64 count;
 
-  *base_len = len;
-  dims[0] = n_values;
-  *n_dims = 1;
-
   if (len < 2 || name[len - 1] != ']')
     return FALSE;
 
-  open = strrchr (name, '[');
+  for (gsize i = len - 1; i-- > 0;)
+    {
+      if (name[i] == '[')
+        {
+          open = name + i;
+          break;
+        }
+    }
   if (open == NULL)
     return FALSE;
 
@@ -127,30 +123,161 @@ _serio_shape_parse (const char *name,
           guint64 dim;
 
           if (n == SERIO_SHAPE_MAX_DIMS || !parse_dim (&p, &dim))
-            goto plain;
+            return FALSE;
           dims[n++] = dim;
           if (*p == ']')
             break;
           if (*p != 'x')
-            goto plain;
+            return FALSE;
           p++;
         }
     }
 
   /* The ']' found must be the last byte. */
   if (p != name + len - 1)
-    goto plain;
+    return FALSE;
 
   if (!_serio_shape_count (dims, n, &count) || count != n_values)
-    goto plain;
+    return FALSE;
 
-  *base_len = (gsize) (open - name);
+  *open_pos = (gsize) (open - name);
   *n_dims = n;
   return TRUE;
+}
 
-plain:
-  dims[0] = n_values;
-  return FALSE;
+/* With a valid suffix at @open_pos: the type its marker gives, and where
+ * the marker starts. The last '@' before the suffix counts, and only a
+ * type other than float64 makes a marker. */
+static SerioDtype
+parse_marker (const char *name,
+              gsize       open_pos,
+              gsize      *base_len)
+{
+  SerioDtype dtype;
+
+  *base_len = open_pos;
+  for (gsize i = open_pos; i-- > 0;)
+    {
+      if (name[i] == '@')
+        {
+          if (_serio_dtype_from_text (name + i + 1, open_pos - i - 1, &dtype) &&
+              dtype != SERIO_DTYPE_FLOAT64)
+            {
+              *base_len = i;
+              return dtype;
+            }
+          break;
+        }
+    }
+
+  return SERIO_DTYPE_FLOAT64;
+}
+
+/*
+ * _serio_name_parse:
+ * @name: a stored name, not necessarily NUL-terminated
+ * @len: its length in bytes
+ * @n_values: the number of values of its array
+ * @base_len: (out): the length in bytes of the base name
+ * @dtype: (out): the element type
+ * @dims: (out caller-allocates): room for %SERIO_SHAPE_MAX_DIMS dims
+ * @n_dims: (out): the number of dims
+ *
+ * Applies the §3 rule and the type marker rule to @name. With a valid
+ * suffix, sets @base_len to the length before the marker, if any, or
+ * before the last `[`, and @dims to the shape; otherwise sets @base_len to
+ * the whole length, @dtype to float64 and @dims to the one dim @n_values.
+ *
+ * Returns: %TRUE if @name has a valid shape suffix
+ */
+gboolean
+_serio_name_parse (const char *name,
+                   gsize       len,
+                   guint64     n_values,
+                   gsize      *base_len,
+                   SerioDtype *dtype,
+                   guint64    *dims,
+                   guint      *n_dims)
+{
+  gsize open_pos;
+
+  if (!parse_suffix (name, len, n_values, &open_pos, dims, n_dims))
+    {
+      *base_len = len;
+      *dtype = SERIO_DTYPE_FLOAT64;
+      dims[0] = n_values;
+      *n_dims = 1;
+      return FALSE;
+    }
+
+  *dtype = parse_marker (name, open_pos, base_len);
+  return TRUE;
+}
+
+/*
+ * _serio_name_get_dtype:
+ * @name: a stored name, not necessarily NUL-terminated
+ * @len: its length in bytes
+ * @n_values: the number of values of its array
+ *
+ * Gets the element type of a record, as _serio_name_parse() does, at the
+ * cost of a look at the last bytes for the names of float64 arrays: the
+ * readers call it once a record.
+ *
+ * Returns: the element type
+ */
+SerioDtype
+_serio_name_get_dtype (const char *name,
+                       gsize       len,
+                       guint64     n_values)
+{
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  gsize base_len;
+  guint n_dims;
+  SerioDtype dtype;
+  const char *open = NULL;
+
+  if (G_LIKELY (len < 2 || name[len - 1] != ']'))
+    return SERIO_DTYPE_FLOAT64;
+
+  for (gsize i = len - 1; i-- > 0;)
+    {
+      if (name[i] == '[')
+        {
+          open = name + i;
+          break;
+        }
+    }
+  /* A marker is '@' and at most 8 letters: "bfloat16". */
+  if (open == NULL || memchr (MAX (open - 9, name), '@', open - MAX (open - 9, name)) == NULL)
+    return SERIO_DTYPE_FLOAT64;
+
+  _serio_name_parse (name, len, n_values, &base_len, &dtype, dims, &n_dims);
+  return dtype;
+}
+
+/*
+ * _serio_shape_parse:
+ * @name: a stored name
+ * @n_values: the number of values of its array
+ * @base_len: (out): the length in bytes of the base name
+ * @dims: (out caller-allocates): room for %SERIO_SHAPE_MAX_DIMS dims
+ * @n_dims: (out): the number of dims
+ *
+ * _serio_name_parse() on a NUL-terminated name, without the type.
+ *
+ * Returns: %TRUE if @name has a valid shape suffix
+ */
+gboolean
+_serio_shape_parse (const char *name,
+                    guint64     n_values,
+                    gsize      *base_len,
+                    guint64    *dims,
+                    guint      *n_dims)
+{
+  SerioDtype dtype;
+
+  return _serio_name_parse (name, strlen (name), n_values, base_len, &dtype, dims, n_dims);
 }
 
 /*

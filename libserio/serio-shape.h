@@ -8,6 +8,8 @@
 
 #include <glib.h>
 
+#include "serio-dtype.h"
+
 G_BEGIN_DECLS
 
 /* The most dimensions a shape suffix may list; serio-bundle.h has the
@@ -16,6 +18,16 @@ G_BEGIN_DECLS
 # define SERIO_SHAPE_MAX_DIMS 32
 #endif
 
+gboolean   _serio_name_parse       (const char    *name,
+                                    gsize          len,
+                                    guint64        n_values,
+                                    gsize         *base_len,
+                                    SerioDtype    *dtype,
+                                    guint64       *dims,
+                                    guint         *n_dims);
+SerioDtype _serio_name_get_dtype   (const char    *name,
+                                    gsize          len,
+                                    guint64        n_values);
 gboolean  _serio_shape_parse       (const char    *name,
                                     guint64        n_values,
                                     gsize         *base_len,

@@ -11,8 +11,11 @@
 #include <glib/gi18n-lib.h>
 
 #include "serio-codec.h"
+#include "serio-dtype-private.h"
+#include "serio-error.h"
 #include "serio-private.h"
 #include "serio-save.h"
+#include "serio-shape.h"
 #include "serio-stream-private.h"
 #include "serio-workers.h"
 #include "serio-writer.h"
@@ -100,6 +103,9 @@ struct _SerioWriter
   gboolean       in_array;
   gboolean       first_value;   /* no comma before the next value */
   guint64        n_missing;     /* values the open array still needs */
+  guint64        n_values;      /* the open array's count */
+  SerioDtype     dtype;         /* the open array's type */
+  char          *name;          /* the open array's name, for messages */
 
   WriterState    state;
   GError        *failure;       /* when STATE_BROKEN */
@@ -172,6 +178,7 @@ serio_writer_finalize (GObject *object)
   SerioWriter *self = (SerioWriter *) object;
 
   g_clear_pointer (&self->buffer, g_free);
+  g_clear_pointer (&self->name, g_free);
   g_clear_pointer (&self->hash, XXH3_freeState);
   g_clear_error (&self->failure);
   g_clear_pointer (&self->workers, _serio_workers_free);
@@ -624,6 +631,12 @@ end_array_if_complete (SerioWriter *self)
  *
  * Every `|`, carriage return and line feed in @name is written as `_`.
  *
+ * A @name with a type marker (`w@int8[3]`, see #SerioDtype) begins a typed
+ * array: the values then given must fit its type, and one that does not
+ * fails the call that gives it with %SERIO_ERROR_DOMAIN, naming the array
+ * and the value's index, with nothing of that call written. See
+ * [method@Serio.Writer.begin_typed_array] for typed data.
+ *
  * Fails with %G_IO_ERROR_INVALID_ARGUMENT, writing nothing, if the array
  * begun before still misses values.
  *
@@ -674,6 +687,10 @@ serio_writer_begin_array (SerioWriter   *self,
   self->in_array = TRUE;
   self->first_value = TRUE;
   self->n_missing = n_values;
+  self->n_values = n_values;
+  self->dtype = _serio_name_get_dtype (name, strlen (name), n_values);
+  g_free (self->name);
+  self->name = g_strdup (name);
   end_array_if_complete (self);
 
   return TRUE;
@@ -808,6 +825,50 @@ put_values (SerioWriter   *self,
   return TRUE;
 }
 
+/* Checks that @dtype holds the values given for the array @name, the
+ * first of which is its value @first (0-based); sets a SERIO_ERROR_DOMAIN
+ * error naming the array and the first that does not fit. */
+static gboolean
+check_values_fit (const char    *name,
+                  SerioDtype     dtype,
+                  const double  *values,
+                  gsize          n_values,
+                  guint64        first,
+                  GError       **error)
+{
+  gsize bad;
+  g_autofree char *reason = NULL;
+  g_autofree char *position = NULL;
+  char token[SERIO_CODEC_TOKEN_MAX + SERIO_CODEC_WRITE_SLACK + 1];
+
+  if (G_LIKELY (dtype == SERIO_DTYPE_FLOAT64) ||
+      !_serio_dtype_find_misfit (dtype, values, n_values, &bad))
+    return TRUE;
+
+  *_serio_codec_write_token (token, values[bad]) = '\0';
+  reason = _serio_dtype_misfit_reason (dtype, values[bad]);
+  position = g_strdup_printf ("%" G_GUINT64_FORMAT, first + bad + 1);
+  g_set_error (error, SERIO_ERROR, SERIO_ERROR_DOMAIN,
+               /* TRANSLATORS: an array's name, the 1-based index of one of
+                * its values, the value's token, and the problem */
+               _("Array “%s”, value %s “%s”: %s"),
+               name, position, token, reason);
+  return FALSE;
+}
+
+/* The values given next for the open array must fit its type; nothing of
+ * a call whose values do not is written. */
+static gboolean
+check_typed (SerioWriter   *self,
+             const double  *values,
+             gsize          n_values,
+             guint64        offset,
+             GError       **error)
+{
+  return check_values_fit (self->name, self->dtype, values, n_values,
+                           self->n_values - self->n_missing + offset, error);
+}
+
 static gboolean
 check_room (SerioWriter  *self,
             gsize         n_values,
@@ -869,7 +930,8 @@ serio_writer_add_values (SerioWriter   *self,
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_usable (self, cancellable, error) || !check_room (self, n_values, error))
+  if (!check_usable (self, cancellable, error) || !check_room (self, n_values, error) ||
+      !check_typed (self, values, n_values, 0, error))
     return FALSE;
 
   return put_values (self, values, n_values, cancellable, error);
@@ -929,7 +991,21 @@ serio_writer_add_bytes (SerioWriter   *self,
     return FALSE;
 
   if ((guintptr) data % G_ALIGNOF (double) == 0)
-    return put_values (self, (const double *) (gconstpointer) data, n_values, cancellable, error);
+    return check_typed (self, (const double *) (gconstpointer) data, n_values, 0, error) &&
+           put_values (self, (const double *) (gconstpointer) data, n_values, cancellable, error);
+
+  /* Unaligned typed values are checked in a first pass, so that nothing
+   * is written when one does not fit. */
+  for (gsize done = 0; self->dtype != SERIO_DTYPE_FLOAT64 && done < n_values;)
+    {
+      double chunk[BYTES_CHUNK];
+      gsize n = MIN (n_values - done, BYTES_CHUNK);
+
+      memcpy (chunk, data + done * sizeof (double), n * sizeof (double));
+      if (!check_typed (self, chunk, n, done, error))
+        return FALSE;
+      done += n;
+    }
 
   while (n_values > 0)
     {
@@ -970,7 +1046,15 @@ serio_writer_write_array (SerioWriter   *self,
                           GError       **error)
 {
   g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (values != NULL || n_values == 0, FALSE);
+
+  /* A typed array's values are checked before its record begins: nothing
+   * is written when one does not fit. */
+  if (self->state == STATE_OPEN && !self->in_array &&
+      !check_values_fit (name, _serio_name_get_dtype (name, strlen (name), n_values),
+                         values, n_values, 0, error))
+    return FALSE;
 
   return serio_writer_begin_array (self, name, n_values, cancellable, error) &&
          put_values (self, values, n_values, cancellable, error);
@@ -1017,6 +1101,273 @@ serio_writer_write_bytes (SerioWriter   *self,
 
   return serio_writer_begin_array (self, name, size / sizeof (double), cancellable, error) &&
          serio_writer_add_bytes (self, values, cancellable, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Element types                                                      */
+/* ------------------------------------------------------------------ */
+
+/**
+ * serio_writer_begin_typed_array:
+ * @self: a #SerioWriter
+ * @base_name: the base name of the array, valid UTF-8
+ * @dtype: the element type
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for a
+ *   0-d scalar
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Begins an array of @dtype and @shape, like
+ * [method@Serio.Writer.begin_array] with the stored name that
+ * [func@Serio.name_compose] gives (`w@float32[2x3]`), so that every reader
+ * sees its type and shape. Its values are then given with
+ * [method@Serio.Writer.add_typed_bytes] as elements of @dtype, or with
+ * [method@Serio.Writer.add_values] as doubles that fit it.
+ *
+ * Fails with %G_IO_ERROR_INVALID_ARGUMENT, writing nothing, when the
+ * array begun before still misses values, when the shape has more values
+ * than 64 bits count, or for a float64 array whose @base_name ends in a
+ * type marker.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_begin_typed_array (SerioWriter    *self,
+                                const char     *base_name,
+                                SerioDtype      dtype,
+                                const guint64  *shape,
+                                guint           n_dims,
+                                GCancellable   *cancellable,
+                                GError        **error)
+{
+  g_autofree char *name = NULL;
+  guint64 n_values;
+
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (base_name != NULL, FALSE);
+  g_return_val_if_fail (g_utf8_validate (base_name, -1, NULL), FALSE);
+  g_return_val_if_fail ((guint) dtype <= SERIO_DTYPE_LAST, FALSE);
+  g_return_val_if_fail (shape != NULL || n_dims == 0, FALSE);
+  g_return_val_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS, FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  name = _serio_typed_name (base_name, dtype, shape, n_dims, &n_values, error);
+  if (name == NULL)
+    return FALSE;
+
+  return serio_writer_begin_array (self, name, n_values, cancellable, error);
+}
+
+/* Typed elements go through doubles, this many at a time: enough for the
+ * parallel formatting of put_values(). */
+#define TYPED_CHUNK (128 * 1024)
+
+/* Checks the @n_values elements of @dtype at @data that a double may not
+ * hold (int64, uint64, bool); sets the error of the first. */
+static gboolean
+check_elements (const char     *name,
+                SerioDtype      dtype,
+                const guint8   *data,
+                gsize           n_values,
+                GError        **error)
+{
+  g_autofree double *chunk = NULL;
+  gsize element = serio_dtype_get_size (dtype);
+
+  if (dtype != SERIO_DTYPE_INT64 && dtype != SERIO_DTYPE_UINT64 && dtype != SERIO_DTYPE_BOOL)
+    return TRUE;
+
+  chunk = g_new (double, MIN (MAX (n_values, 1), TYPED_CHUNK));
+  for (gsize done = 0; done < n_values;)
+    {
+      gsize n = MIN (n_values - done, TYPED_CHUNK);
+      gsize bad;
+
+      if (!_serio_dtype_to_doubles (dtype, data + done * element, n, chunk, &bad))
+        {
+          _serio_dtype_set_element_error (error, dtype, data, done + bad);
+          /* TRANSLATORS: an array's name, before an error about one of
+           * its elements */
+          g_prefix_error (error, _("Array “%s”: "), name);
+          return FALSE;
+        }
+      done += n;
+    }
+
+  return TRUE;
+}
+
+/* Writes @n_values elements of the open array's type, which fit. */
+static gboolean
+put_typed (SerioWriter    *self,
+           const guint8   *data,
+           gsize           n_values,
+           GCancellable   *cancellable,
+           GError        **error)
+{
+  g_autofree double *chunk = NULL;
+  gsize element = serio_dtype_get_size (self->dtype);
+  gsize bad;
+
+  if (n_values == 0)
+    return TRUE;
+
+  chunk = g_new (double, MIN (n_values, TYPED_CHUNK));
+  for (gsize done = 0; done < n_values;)
+    {
+      gsize n = MIN (n_values - done, TYPED_CHUNK);
+
+      if (!_serio_dtype_to_doubles (self->dtype, data + done * element, n, chunk, &bad))
+        g_assert_not_reached ();
+      if (!put_values (self, chunk, n, cancellable, error))
+        return FALSE;
+      done += n;
+    }
+
+  return TRUE;
+}
+
+/**
+ * serio_writer_add_typed_bytes:
+ * @self: a #SerioWriter
+ * @data: the next elements of the open array, of the type of its name
+ *   (given to [method@Serio.Writer.begin_typed_array], or as a marker to
+ *   [method@Serio.Writer.begin_array]), in host byte order (see
+ *   #SerioDtype)
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Adds the elements held in @data to the open array, like
+ * [method@Serio.Writer.add_bytes] for a float64 array. For a float32
+ * array, @data holds floats; in GJS, `writer.add_typed_bytes(new
+ * GLib.Bytes(new Uint8Array(float32array.buffer)), null)`.
+ *
+ * Fails with %G_IO_ERROR_INVALID_ARGUMENT, writing nothing, when no array
+ * is open, when the size of @data is not a multiple of the size of an
+ * element or is more elements than the array still needs; with
+ * %SERIO_ERROR_DOMAIN, writing nothing, for an int64 or uint64 element
+ * that a 64-bit float cannot hold, or a bool byte other than 0 and 1.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_add_typed_bytes (SerioWriter    *self,
+                              GBytes         *data,
+                              GCancellable   *cancellable,
+                              GError        **error)
+{
+  const guint8 *bytes;
+  gsize size, element, n_values;
+
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (data != NULL, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, cancellable, error))
+    return FALSE;
+  if (!self->in_array)
+    return check_room (self, 0, error);
+  if (self->dtype == SERIO_DTYPE_FLOAT64)
+    return serio_writer_add_bytes (self, data, cancellable, error);
+
+  bytes = g_bytes_get_data (data, &size);
+  element = serio_dtype_get_size (self->dtype);
+  if (size % element != 0)
+    {
+      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* TRANSLATORS: a number of bytes and a type name such
+                    * as float16 */
+                   _("The data takes %s bytes, which is not a whole number of elements of type %s"),
+                   taken, serio_dtype_to_string (self->dtype));
+      return FALSE;
+    }
+
+  n_values = size / element;
+  if (!check_room (self, n_values, error) ||
+      !check_elements (self->name, self->dtype, bytes, n_values, error))
+    return FALSE;
+
+  return put_typed (self, bytes, n_values, cancellable, error);
+}
+
+/**
+ * serio_writer_write_typed:
+ * @self: a #SerioWriter
+ * @base_name: the base name of the array, valid UTF-8
+ * @dtype: the element type
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for a
+ *   0-d scalar
+ * @data: all the elements of the array (see #SerioDtype)
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Writes a whole typed array: [method@Serio.Writer.begin_typed_array] and
+ * [method@Serio.Writer.add_typed_bytes] in one call. Nothing is written
+ * when @data does not match the shape or holds an element that cannot be
+ * written (see [method@Serio.Writer.add_typed_bytes]).
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_write_typed (SerioWriter    *self,
+                          const char     *base_name,
+                          SerioDtype      dtype,
+                          const guint64  *shape,
+                          guint           n_dims,
+                          GBytes         *data,
+                          GCancellable   *cancellable,
+                          GError        **error)
+{
+  g_autofree char *name = NULL;
+  guint64 n_values;
+  const guint8 *bytes;
+  gsize size;
+
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (base_name != NULL, FALSE);
+  g_return_val_if_fail (g_utf8_validate (base_name, -1, NULL), FALSE);
+  g_return_val_if_fail ((guint) dtype <= SERIO_DTYPE_LAST, FALSE);
+  g_return_val_if_fail (shape != NULL || n_dims == 0, FALSE);
+  g_return_val_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS, FALSE);
+  g_return_val_if_fail (data != NULL, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, cancellable, error))
+    return FALSE;
+
+  name = _serio_typed_name (base_name, dtype, shape, n_dims, &n_values, error);
+  if (name == NULL)
+    return FALSE;
+
+  bytes = g_bytes_get_data (data, &size);
+  if (n_values > G_MAXSIZE / serio_dtype_get_size (dtype) ||
+      n_values * serio_dtype_get_size (dtype) != size)
+    {
+      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   _("The data takes %s bytes, which is not the size of an array of type %s "
+                     "of the shape given"),
+                   taken, serio_dtype_to_string (dtype));
+      return FALSE;
+    }
+
+  if (!check_elements (name, dtype, bytes, (gsize) n_values, error))
+    return FALSE;
+
+  if (!serio_writer_begin_array (self, name, n_values, cancellable, error))
+    return FALSE;
+
+  if (dtype == SERIO_DTYPE_FLOAT64)
+    return serio_writer_add_bytes (self, data, cancellable, error);
+
+  return put_typed (self, bytes, (gsize) n_values, cancellable, error);
 }
 
 /**

@@ -13,6 +13,7 @@
 #include <gio/gio.h>
 
 #include "serio-bundle.h"
+#include "serio-dtype.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
@@ -71,6 +72,28 @@ gboolean       serio_writer_add_values       (SerioWriter    *self,
 SERIO_AVAILABLE_IN_ALL
 gboolean       serio_writer_add_bytes        (SerioWriter    *self,
                                               GBytes         *values,
+                                              GCancellable   *cancellable,
+                                              GError        **error);
+SERIO_AVAILABLE_IN_ALL
+gboolean       serio_writer_begin_typed_array (SerioWriter   *self,
+                                              const char     *base_name,
+                                              SerioDtype      dtype,
+                                              const guint64  *shape,
+                                              guint           n_dims,
+                                              GCancellable   *cancellable,
+                                              GError        **error);
+SERIO_AVAILABLE_IN_ALL
+gboolean       serio_writer_add_typed_bytes  (SerioWriter    *self,
+                                              GBytes         *data,
+                                              GCancellable   *cancellable,
+                                              GError        **error);
+SERIO_AVAILABLE_IN_ALL
+gboolean       serio_writer_write_typed      (SerioWriter    *self,
+                                              const char     *base_name,
+                                              SerioDtype      dtype,
+                                              const guint64  *shape,
+                                              guint           n_dims,
+                                              GBytes         *data,
                                               GCancellable   *cancellable,
                                               GError        **error);
 SERIO_AVAILABLE_IN_ALL

@@ -14,6 +14,7 @@
 #include "serio-bundle.h"
 #include "serio-bundle-stream.h"
 #include "serio-checksum.h"
+#include "serio-dtype.h"
 #include "serio-enums.h"
 #include "serio-error.h"
 #include "serio-reader.h"

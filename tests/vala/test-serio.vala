@@ -340,6 +340,121 @@ static void test_shapes ()
   assert_cmpint (Serio.SHAPE_MAX_DIMS, CompareOperator.EQ, 32);
 }
 
+/* Element types: a float[] in and out as typed bytes, with its type in the
+ * stored name, through the text. */
+static void test_typed ()
+{
+  float[] weights = { 0.1f, -0.0f, float.MAX, float.INFINITY, 1.0f + 1.0f / 8388608.0f, 1.4e-45f };
+  unowned uint8[] raw = (uint8[]) weights;
+  raw.length = weights.length * (int) sizeof (float);
+  var bundle = new Serio.Bundle ();
+
+  try {
+    bundle.append_typed ("w", Serio.Dtype.FLOAT32, { 2, 3 }, new Bytes (raw));
+    int64[] step = { 1L << 53 };
+    bundle.append_typed ("step", Serio.Dtype.INT64, {}, new Bytes ((uint8[]) step));
+  } catch (Error e) {
+    assert_no_error (e);
+  }
+  assert_cmpstr (bundle.get_name (0), CompareOperator.EQ, "w@float32[2x3]");
+  assert_cmpstr (bundle.get_base_name (0), CompareOperator.EQ, "w");
+  assert_true (bundle.get_dtype (0) == Serio.Dtype.FLOAT32);
+  assert_cmpstr (bundle.get_dtype (0).to_string (), CompareOperator.EQ, "float32");
+  assert_cmpuint ((uint) bundle.get_dtype (0).get_size (), CompareOperator.EQ, 4);
+  assert_cmpstr (bundle.get_name (1), CompareOperator.EQ, "step@int64[]");
+
+  try {
+    var back = new Serio.Bundle.from_string (bundle.to_string ());
+    assert_true (back.get_dtype (0) == Serio.Dtype.FLOAT32);
+    assert_cmpmem (back.get_typed_bytes (0).get_data (), raw);
+    assert_true (back.get_dtype (1) == Serio.Dtype.INT64);
+    assert_cmpuint ((uint) back.get_typed_bytes (1).get_size (), CompareOperator.EQ, 8);
+    /* get_values still gives doubles */
+    var doubles = back.get_values (0);
+    assert_cmpint (doubles.length, CompareOperator.EQ, 6);
+    assert_true (doubles[0] == (double) 0.1f);
+  } catch (Error e) {
+    assert_no_error (e);
+  }
+
+  Serio.Dtype dtype;
+  assert_true (Serio.Dtype.from_string ("bfloat16", out dtype));
+  assert_true (dtype == Serio.Dtype.BFLOAT16);
+  assert_false (Serio.Dtype.from_string ("complex64", out dtype));
+  assert_true (Serio.Dtype.FLOAT16.holds (65504.0));
+  assert_false (Serio.Dtype.FLOAT16.holds (65520.0));
+  assert_cmpstr (Serio.name_compose ("m", Serio.Dtype.BOOL, { 4 }), CompareOperator.EQ, "m@bool[4]");
+  assert_true (Serio.name_is_metadata ("serio.tree"));
+}
+
+static void test_typed_errors ()
+{
+  try {
+    new Serio.Bundle.from_string ("v1|x@uint8[2]|2|255,256\n");
+    assert_not_reached ();
+  } catch (Error e) {
+    assert_error (e, Serio.Error.quark (), Serio.Error.DOMAIN);
+    assert_cmpuint ((uint) Serio.Error.get_value_index (e), CompareOperator.EQ, 2);
+    assert_true ("uint8" in e.message);
+  }
+
+  var bundle = new Serio.Bundle ();
+  try {
+    bundle.append_typed ("m", Serio.Dtype.BOOL, { 2 }, new Bytes ({ 1, 2 }));
+    assert_not_reached ();
+  } catch (Error e) {
+    assert_error (e, Serio.Error.quark (), Serio.Error.DOMAIN);
+  }
+  assert_cmpuint (bundle.get_n_arrays (), CompareOperator.EQ, 0);
+}
+
+/* A typed array streamed through a Writer and read back with a Reader. */
+static void test_typed_stream ()
+{
+  var out_stream = new MemoryOutputStream.resizable ();
+  var writer = new Serio.Writer (out_stream);
+  int16[] values = { -32768, 32767, 0, -1, 1, 12345 };
+  unowned uint8[] raw = (uint8[]) values;
+  raw.length = values.length * (int) sizeof (int16);
+
+  try {
+    writer.begin_typed_array ("h", Serio.Dtype.INT16, { 3, 2 });
+    writer.add_typed_bytes (new Bytes (raw[0:4]));
+    writer.add_typed_bytes (new Bytes (raw[4:raw.length]));
+    /* a double that is not an int16 is refused, nothing written */
+    writer.begin_array ("bad@int16[1]", 1);
+    try {
+      writer.add_values ({ 0.5 });
+      assert_not_reached ();
+    } catch (Error e) {
+      assert_error (e, Serio.Error.quark (), Serio.Error.DOMAIN);
+    }
+    writer.add_values ({ -7.0 });
+    writer.close ();
+
+    var reader = new Serio.Reader (new MemoryInputStream.from_bytes (out_stream.steal_as_bytes ()));
+    assert_true (reader.next ());
+    assert_true (reader.get_dtype () == Serio.Dtype.INT16);
+    assert_cmpstr (reader.get_base_name (), CompareOperator.EQ, "h");
+    var got = new ByteArray ();
+    for (;;) {
+      var piece = reader.read_typed_bytes (4);
+      if (piece.get_size () == 0)
+        break;
+      got.append (piece.get_data ());
+    }
+    assert_cmpmem (got.data, raw);
+    assert_true (reader.next ());
+    int16[] seven = { -7 };
+    assert_cmpmem (reader.read_typed_bytes (1).get_data (), (uint8[]) seven);
+    assert_false (reader.next ());
+    assert_true (reader.get_finished ());
+  } catch (Error e) {
+    assert_no_error (e);
+  }
+}
+
+
 int main (string[] args)
 {
   Test.init (ref args);
@@ -354,5 +469,8 @@ int main (string[] args)
   Test.add_func ("/vala/values-are-a-copy", test_values_are_a_copy);
   Test.add_func ("/vala/writer-for-file", test_writer_for_file);
   Test.add_func ("/vala/shapes", test_shapes);
+  Test.add_func ("/vala/typed", test_typed);
+  Test.add_func ("/vala/typed-errors", test_typed_errors);
+  Test.add_func ("/vala/typed-stream", test_typed_stream);
   return Test.run ();
 }

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-dtype-private.h: element types inside the library
+ *
+ * Copyright 2026 The libserio authors
+ */
+
+#pragma once
+
+#include <glib.h>
+
+#include "serio-dtype.h"
+
+G_BEGIN_DECLS
+
+#define SERIO_DTYPE_LAST SERIO_DTYPE_BOOL
+
+/* The name of @dtype for marker parsing: its text and length. */
+gboolean    _serio_dtype_from_text     (const char    *text,
+                                        gsize          len,
+                                        SerioDtype    *dtype);
+
+/* The first of @n_values (canonical) doubles that @dtype cannot hold:
+ * %TRUE with *@bad set when there is one. */
+gboolean    _serio_dtype_find_misfit   (SerioDtype     dtype,
+                                        const double  *values,
+                                        gsize          n_values,
+                                        gsize         *bad);
+
+/* Why @dtype cannot hold @value (which it cannot), translated: a new
+ * string that names the type. */
+char       *_serio_dtype_misfit_reason (SerioDtype     dtype,
+                                        double         value);
+
+/* Converts @n_values doubles that @dtype holds into its elements at @out. */
+void        _serio_dtype_from_doubles  (SerioDtype     dtype,
+                                        const double  *values,
+                                        gsize          n_values,
+                                        gpointer       out);
+
+/* Converts @n_values elements of @dtype at @data into canonical doubles at
+ * @out; returns %FALSE at the first element that a double cannot hold
+ * exactly (an int64 or uint64 beyond 2^53 that float64 lacks) or that is
+ * not an element (a bool byte other than 0 and 1), with *@bad its index,
+ * the elements before it converted. @data needs no alignment. */
+gboolean    _serio_dtype_to_doubles    (SerioDtype     dtype,
+                                        gconstpointer  data,
+                                        gsize          n_values,
+                                        double        *out,
+                                        gsize         *bad);
+
+/* Sets a %SERIO_ERROR_DOMAIN error naming element @index (0-based) of
+ * typed data that _serio_dtype_to_doubles() refused, and its value. */
+void        _serio_dtype_set_element_error (GError       **error,
+                                            SerioDtype     dtype,
+                                            gconstpointer  data,
+                                            gsize          index);
+
+/* The stored name of an array of @dtype and shape, with its number of
+ * values; %NULL with a %G_IO_ERROR_INVALID_ARGUMENT error when the shape
+ * has too many values or the name would not read back as @dtype (in
+ * serio-bundle.c). */
+char       *_serio_typed_name          (const char     *base_name,
+                                        SerioDtype      dtype,
+                                        const guint64  *shape,
+                                        guint           n_dims,
+                                        guint64        *n_values,
+                                        GError        **error);
+
+G_END_DECLS

@@ -1,0 +1,718 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-dtype.c: the element types of arrays
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * A typed array is stored as doubles, each exactly a value of its type, so
+ * that the readers and writers of float64 arrays serve typed ones as they
+ * are. What is here decides whether a double is a value of a type (by its
+ * bits, with no rounding: 1 + 2^-10 is not a bfloat16) and converts
+ * between doubles and typed elements, which is exact both ways for the
+ * values a type holds.
+ */
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include <glib/gi18n-lib.h>
+
+#include "serio-codec.h"
+#include "serio-dtype-private.h"
+#include "serio-error.h"
+#include "serio-private.h"
+#include "serio-shape.h"
+
+typedef struct
+{
+  const char *name;
+  gsize       size;
+  const char *range;    /* of an integer type, for messages */
+} DtypeInfo;
+
+static const DtypeInfo dtypes[] = {
+  [SERIO_DTYPE_FLOAT64]  = { "float64",  8, NULL },
+  [SERIO_DTYPE_FLOAT32]  = { "float32",  4, NULL },
+  [SERIO_DTYPE_FLOAT16]  = { "float16",  2, NULL },
+  [SERIO_DTYPE_BFLOAT16] = { "bfloat16", 2, NULL },
+  [SERIO_DTYPE_INT8]     = { "int8",     1, "-128 … 127" },
+  [SERIO_DTYPE_INT16]    = { "int16",    2, "-32768 … 32767" },
+  [SERIO_DTYPE_INT32]    = { "int32",    4, "-2147483648 … 2147483647" },
+  [SERIO_DTYPE_INT64]    = { "int64",    8, "-9223372036854775808 … 9223372036854775807" },
+  [SERIO_DTYPE_UINT8]    = { "uint8",    1, "0 … 255" },
+  [SERIO_DTYPE_UINT16]   = { "uint16",   2, "0 … 65535" },
+  [SERIO_DTYPE_UINT32]   = { "uint32",   4, "0 … 4294967295" },
+  [SERIO_DTYPE_UINT64]   = { "uint64",   8, "0 … 18446744073709551615" },
+  [SERIO_DTYPE_BOOL]     = { "bool",     1, NULL },
+};
+
+G_STATIC_ASSERT (G_N_ELEMENTS (dtypes) == SERIO_DTYPE_LAST + 1);
+
+#define FRAC_BITS 52
+#define FRAC_MASK ((G_GUINT64_CONSTANT (1) << FRAC_BITS) - 1)
+#define ONE_BITS  G_GUINT64_CONSTANT (0x3FF0000000000000)
+#define SIGN_BIT  G_GUINT64_CONSTANT (0x8000000000000000)
+
+/* 2^63 and 2^64, the first doubles beyond int64 and uint64. */
+#define TWO_63 9223372036854775808.0
+#define TWO_64 18446744073709551616.0
+
+static inline gboolean
+dtype_is_valid (SerioDtype dtype)
+{
+  return (guint) dtype <= SERIO_DTYPE_LAST;
+}
+
+static inline guint64
+bits_of (double value)
+{
+  guint64 bits;
+
+  memcpy (&bits, &value, sizeof bits);
+  return bits;
+}
+
+static inline double
+double_of (guint64 bits)
+{
+  double value;
+
+  memcpy (&value, &bits, sizeof value);
+  return value;
+}
+
+/* A binary floating-point format: @mant fraction bits, exponents of normal
+ * numbers from 1 - @bias to @bias. */
+typedef struct
+{
+  int mant;
+  int ebits;
+  int bias;
+} BinaryFormat;
+
+static const BinaryFormat float32_format  = { 23, 8, 127 };
+static const BinaryFormat float16_format  = { 10, 5, 15 };
+static const BinaryFormat bfloat16_format = { 7, 8, 127 };
+
+/* Whether the double of @bits is exactly a value of @f: infinities, NaN
+ * and zeros of either sign are; a finite nonzero value is when its
+ * exponent is in range and the fraction bits @f lacks are zero (for a
+ * subnormal of @f, more of them). */
+static inline gboolean
+fits_binary (guint64             bits,
+             const BinaryFormat *f)
+{
+  int biased = (int) ((bits >> FRAC_BITS) & 0x7FF);
+  guint64 frac = bits & FRAC_MASK;
+  int e, shift;
+
+  if (biased == 0x7FF)
+    return TRUE;
+  /* Zeros; the subnormals of float64 are below the range of every type. */
+  if (biased == 0)
+    return frac == 0;
+
+  e = biased - 1023;
+  if (e > f->bias)
+    return FALSE;
+  shift = FRAC_BITS - f->mant;
+  if (e < 1 - f->bias)
+    {
+      shift += (1 - f->bias) - e;
+      if (shift > FRAC_BITS)
+        return FALSE;
+    }
+
+  return (frac & ((G_GUINT64_CONSTANT (1) << shift) - 1)) == 0;
+}
+
+/* The bits in @f of the double of @bits, which @f holds; NaN becomes the
+ * quiet NaN with no payload. */
+static inline guint32
+binary_from_bits (guint64             bits,
+                  const BinaryFormat *f)
+{
+  guint32 sign = (guint32) (bits >> 63) << (f->mant + f->ebits);
+  guint32 exp_mask = (1u << f->ebits) - 1;
+  int biased = (int) ((bits >> FRAC_BITS) & 0x7FF);
+  guint64 frac = bits & FRAC_MASK;
+  int e;
+
+  if (biased == 0x7FF)
+    {
+      if (frac != 0)
+        return (exp_mask << f->mant) | (1u << (f->mant - 1));
+      return sign | (exp_mask << f->mant);
+    }
+  if (biased == 0)
+    return sign;
+
+  e = biased - 1023;
+  if (e >= 1 - f->bias)
+    return sign | ((guint32) (e + f->bias) << f->mant) | (guint32) (frac >> (FRAC_BITS - f->mant));
+
+  return sign | (guint32) ((frac | (G_GUINT64_CONSTANT (1) << FRAC_BITS)) >>
+                           (FRAC_BITS - f->mant + (1 - f->bias) - e));
+}
+
+/* The double of the element @b of @f; a NaN gives the default quiet NaN. */
+static inline double
+binary_to_double (guint32             b,
+                  const BinaryFormat *f)
+{
+  guint64 sign = (guint64) ((b >> (f->mant + f->ebits)) & 1) << 63;
+  guint32 exp_mask = (1u << f->ebits) - 1;
+  guint32 biased = (b >> f->mant) & exp_mask;
+  guint64 frac = b & ((1u << f->mant) - 1);
+
+  if (biased == exp_mask)
+    return double_of (frac != 0 ? SERIO_CANONICAL_NAN_BITS : sign | G_GUINT64_CONSTANT (0x7FF0000000000000));
+  if (biased == 0)
+    {
+      /* A subnormal: frac × 2^(1 - bias - mant), exact. */
+      double magnitude = ldexp ((double) frac, 1 - f->bias - f->mant);
+
+      return double_of (sign | bits_of (magnitude));
+    }
+
+  return double_of (sign | ((guint64) ((int) biased - f->bias + 1023) << FRAC_BITS) |
+                    (frac << (FRAC_BITS - f->mant)));
+}
+
+/* Whether @value is an integer in [@lo, @hi) other than -0; @hi is a
+ * power of two, so that the cast below is defined. */
+static inline gboolean
+fits_integer (double value,
+              double lo,
+              double hi)
+{
+  if (!(value >= lo && value < hi))
+    return FALSE;
+  if (hi > TWO_63)
+    return (double) (guint64) value == value && bits_of (value) != SIGN_BIT;
+
+  return (double) (gint64) value == value && bits_of (value) != SIGN_BIT;
+}
+
+static inline gboolean
+holds (SerioDtype dtype,
+       double     value)
+{
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT64:
+      return TRUE;
+    case SERIO_DTYPE_FLOAT32:
+      return fits_binary (bits_of (value), &float32_format);
+    case SERIO_DTYPE_FLOAT16:
+      return fits_binary (bits_of (value), &float16_format);
+    case SERIO_DTYPE_BFLOAT16:
+      return fits_binary (bits_of (value), &bfloat16_format);
+    case SERIO_DTYPE_INT8:
+      return fits_integer (value, -128.0, 128.0);
+    case SERIO_DTYPE_INT16:
+      return fits_integer (value, -32768.0, 32768.0);
+    case SERIO_DTYPE_INT32:
+      return fits_integer (value, -2147483648.0, 2147483648.0);
+    case SERIO_DTYPE_INT64:
+      return fits_integer (value, -TWO_63, TWO_63);
+    case SERIO_DTYPE_UINT8:
+      return fits_integer (value, 0.0, 256.0);
+    case SERIO_DTYPE_UINT16:
+      return fits_integer (value, 0.0, 65536.0);
+    case SERIO_DTYPE_UINT32:
+      return fits_integer (value, 0.0, 4294967296.0);
+    case SERIO_DTYPE_UINT64:
+      return fits_integer (value, 0.0, TWO_64);
+    case SERIO_DTYPE_BOOL:
+      return bits_of (value) == 0 || bits_of (value) == ONE_BITS;
+    default:
+      return FALSE;
+    }
+}
+
+/**
+ * serio_dtype_to_string:
+ * @dtype: a #SerioDtype
+ *
+ * Gets the name of @dtype as its marker writes it: `float32`, `int64`,
+ * `bool`; `float64` for %SERIO_DTYPE_FLOAT64, which has no marker.
+ *
+ * Returns: (transfer none): the name, a static string
+ */
+const char *
+serio_dtype_to_string (SerioDtype dtype)
+{
+  g_return_val_if_fail (dtype_is_valid (dtype), NULL);
+
+  return dtypes[dtype].name;
+}
+
+gboolean
+_serio_dtype_from_text (const char *text,
+                        gsize       len,
+                        SerioDtype *dtype)
+{
+  for (guint i = 0; i < G_N_ELEMENTS (dtypes); i++)
+    {
+      if (strlen (dtypes[i].name) == len && memcmp (dtypes[i].name, text, len) == 0)
+        {
+          *dtype = (SerioDtype) i;
+          return TRUE;
+        }
+    }
+
+  return FALSE;
+}
+
+/**
+ * serio_dtype_from_string:
+ * @name: the name of a type, such as `float32`
+ * @dtype: (out): return location for the type
+ *
+ * Finds the type of a name that [func@Serio.Dtype.to_string] gives;
+ * `float64` is one of them. Names are compared exactly: `Float32` is not
+ * a type.
+ *
+ * Returns: %TRUE if @name is the name of a type, %FALSE otherwise (and
+ *   @dtype is left as it was)
+ */
+gboolean
+serio_dtype_from_string (const char *name,
+                         SerioDtype *dtype)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+  g_return_val_if_fail (dtype != NULL, FALSE);
+
+  return _serio_dtype_from_text (name, strlen (name), dtype);
+}
+
+/**
+ * serio_dtype_get_size:
+ * @dtype: a #SerioDtype
+ *
+ * Gets the size of one element of @dtype in typed bytes (see
+ * [method@Serio.Bundle.get_typed_bytes]): 8 for float64, 2 for float16
+ * and bfloat16, 1 for bool.
+ *
+ * Returns: the size in bytes of an element
+ */
+gsize
+serio_dtype_get_size (SerioDtype dtype)
+{
+  g_return_val_if_fail (dtype_is_valid (dtype), 0);
+
+  return dtypes[dtype].size;
+}
+
+/**
+ * serio_dtype_holds:
+ * @dtype: a #SerioDtype
+ * @value: a 64-bit float
+ *
+ * Says whether an array of @dtype can hold @value exactly, which is what
+ * every reader requires of the values of a typed record and every writer
+ * of the values it is given.
+ *
+ * For float32, float16 and bfloat16, @value must be exactly a value of
+ * that format, as its infinities, NaN and both zeros are; 0.1 is not, nor is 1 +
+ * 2<sup>-10</sup> a bfloat16 (no rounding takes place). For the integer
+ * types, @value must be an integer of the type's range, not -0, infinite
+ * or NaN; int64 and uint64 hold those of their integers that a 64-bit
+ * float holds. For bool, @value must be 0 or 1. Every value fits
+ * float64.
+ *
+ * Returns: %TRUE if @dtype holds @value exactly
+ */
+gboolean
+serio_dtype_holds (SerioDtype dtype,
+                   double     value)
+{
+  g_return_val_if_fail (dtype_is_valid (dtype), FALSE);
+
+  return holds (dtype, value);
+}
+
+/* One tight loop a type: the per-record check of typed values. */
+#define FIND_MISFIT(test) \
+  G_STMT_START { \
+    for (gsize i = 0; i < n_values; i++) \
+      { \
+        double value = values[i]; \
+        if (G_UNLIKELY (!(test))) \
+          { \
+            *bad = i; \
+            return TRUE; \
+          } \
+      } \
+  } G_STMT_END
+
+gboolean
+_serio_dtype_find_misfit (SerioDtype    dtype,
+                          const double *values,
+                          gsize         n_values,
+                          gsize        *bad)
+{
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT64:
+      break;
+    case SERIO_DTYPE_FLOAT32:
+      FIND_MISFIT (fits_binary (bits_of (value), &float32_format));
+      break;
+    case SERIO_DTYPE_FLOAT16:
+      FIND_MISFIT (fits_binary (bits_of (value), &float16_format));
+      break;
+    case SERIO_DTYPE_BFLOAT16:
+      FIND_MISFIT (fits_binary (bits_of (value), &bfloat16_format));
+      break;
+    case SERIO_DTYPE_INT8:
+      FIND_MISFIT (fits_integer (value, -128.0, 128.0));
+      break;
+    case SERIO_DTYPE_INT16:
+      FIND_MISFIT (fits_integer (value, -32768.0, 32768.0));
+      break;
+    case SERIO_DTYPE_INT32:
+      FIND_MISFIT (fits_integer (value, -2147483648.0, 2147483648.0));
+      break;
+    case SERIO_DTYPE_INT64:
+      FIND_MISFIT (fits_integer (value, -TWO_63, TWO_63));
+      break;
+    case SERIO_DTYPE_UINT8:
+      FIND_MISFIT (fits_integer (value, 0.0, 256.0));
+      break;
+    case SERIO_DTYPE_UINT16:
+      FIND_MISFIT (fits_integer (value, 0.0, 65536.0));
+      break;
+    case SERIO_DTYPE_UINT32:
+      FIND_MISFIT (fits_integer (value, 0.0, 4294967296.0));
+      break;
+    case SERIO_DTYPE_UINT64:
+      FIND_MISFIT (fits_integer (value, 0.0, TWO_64));
+      break;
+    case SERIO_DTYPE_BOOL:
+      FIND_MISFIT (bits_of (value) == 0 || bits_of (value) == ONE_BITS);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+
+  return FALSE;
+}
+
+char *
+_serio_dtype_misfit_reason (SerioDtype dtype,
+                            double     value)
+{
+  const char *name = dtypes[dtype].name;
+
+  _serio_i18n_init ();
+
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT32:
+    case SERIO_DTYPE_FLOAT16:
+    case SERIO_DTYPE_BFLOAT16:
+      /* TRANSLATORS: the placeholder is a type name such as float32 */
+      return g_strdup_printf (_("the value is not exactly a value of type %s, which an array of that type must hold"),
+                              name);
+    case SERIO_DTYPE_BOOL:
+      /* TRANSLATORS: the placeholder is the type name bool */
+      return g_strdup_printf (_("the value is neither 0 nor 1, which an array of type %s must hold"),
+                              name);
+    case SERIO_DTYPE_FLOAT64:
+      g_assert_not_reached ();
+    default:
+      break;
+    }
+
+  if (!isfinite (value) || value != trunc (value))
+    /* TRANSLATORS: the placeholder is a type name such as int32 */
+    return g_strdup_printf (_("the value is not an integer, which an array of type %s must hold"), name);
+  if (bits_of (value) == SIGN_BIT)
+    /* TRANSLATORS: the placeholder is a type name such as int32 */
+    return g_strdup_printf (_("the value is -0, which an array of type %s cannot hold"), name);
+
+  /* TRANSLATORS: a type name such as int8, then its range such as
+   * “-128 … 127” */
+  return g_strdup_printf (_("the value is outside the range of type %s (%s)"), name, dtypes[dtype].range);
+}
+
+void
+_serio_dtype_from_doubles (SerioDtype    dtype,
+                           const double *values,
+                           gsize         n_values,
+                           gpointer      out)
+{
+#define CONVERT(ctype, expr) \
+  G_STMT_START { \
+    ctype *o = out; \
+    for (gsize i = 0; i < n_values; i++) \
+      { \
+        double value = values[i]; \
+        o[i] = (expr); \
+      } \
+  } G_STMT_END
+
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT64:
+      if (n_values > 0)
+        memcpy (out, values, n_values * sizeof (double));
+      break;
+    case SERIO_DTYPE_FLOAT32:
+      {
+        guint32 *o = out;
+
+        for (gsize i = 0; i < n_values; i++)
+          o[i] = binary_from_bits (bits_of (values[i]), &float32_format);
+      }
+      break;
+    case SERIO_DTYPE_FLOAT16:
+      CONVERT (guint16, (guint16) binary_from_bits (bits_of (value), &float16_format));
+      break;
+    case SERIO_DTYPE_BFLOAT16:
+      CONVERT (guint16, (guint16) binary_from_bits (bits_of (value), &bfloat16_format));
+      break;
+    case SERIO_DTYPE_INT8:
+      CONVERT (gint8, (gint8) value);
+      break;
+    case SERIO_DTYPE_INT16:
+      CONVERT (gint16, (gint16) value);
+      break;
+    case SERIO_DTYPE_INT32:
+      CONVERT (gint32, (gint32) value);
+      break;
+    case SERIO_DTYPE_INT64:
+      CONVERT (gint64, (gint64) value);
+      break;
+    case SERIO_DTYPE_UINT8:
+      CONVERT (guint8, (guint8) value);
+      break;
+    case SERIO_DTYPE_UINT16:
+      CONVERT (guint16, (guint16) value);
+      break;
+    case SERIO_DTYPE_UINT32:
+      CONVERT (guint32, (guint32) value);
+      break;
+    case SERIO_DTYPE_UINT64:
+      CONVERT (guint64, (guint64) value);
+      break;
+    case SERIO_DTYPE_BOOL:
+      CONVERT (guint8, value != 0.0);
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+
+#undef CONVERT
+}
+
+gboolean
+_serio_dtype_to_doubles (SerioDtype     dtype,
+                         gconstpointer  data,
+                         gsize          n_values,
+                         double        *out,
+                         gsize         *bad)
+{
+  const guint8 *p = data;
+  gsize size = dtypes[dtype].size;
+
+/* Elements are loaded with memcpy: @data may be unaligned. */
+#define LOAD(ctype, expr) \
+  G_STMT_START { \
+    for (gsize i = 0; i < n_values; i++) \
+      { \
+        ctype element; \
+        memcpy (&element, p + i * sizeof (ctype), sizeof (ctype)); \
+        expr; \
+      } \
+  } G_STMT_END
+
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT64:
+      if (n_values > 0)
+        memcpy (out, data, n_values * size);
+      _serio_codec_canonicalize (out, n_values);
+      break;
+    case SERIO_DTYPE_FLOAT32:
+      LOAD (guint32, out[i] = binary_to_double (element, &float32_format));
+      break;
+    case SERIO_DTYPE_FLOAT16:
+      LOAD (guint16, out[i] = binary_to_double (element, &float16_format));
+      break;
+    case SERIO_DTYPE_BFLOAT16:
+      LOAD (guint16, out[i] = binary_to_double (element, &bfloat16_format));
+      break;
+    case SERIO_DTYPE_INT8:
+      LOAD (gint8, out[i] = element);
+      break;
+    case SERIO_DTYPE_INT16:
+      LOAD (gint16, out[i] = element);
+      break;
+    case SERIO_DTYPE_INT32:
+      LOAD (gint32, out[i] = element);
+      break;
+    case SERIO_DTYPE_INT64:
+      LOAD (gint64,
+            {
+              double value = (double) element;
+
+              /* 2^63 would make the cast back undefined. */
+              if (G_UNLIKELY (value >= TWO_63 || (gint64) value != element))
+                {
+                  *bad = i;
+                  return FALSE;
+                }
+              out[i] = value;
+            });
+      break;
+    case SERIO_DTYPE_UINT8:
+      LOAD (guint8, out[i] = element);
+      break;
+    case SERIO_DTYPE_UINT16:
+      LOAD (guint16, out[i] = element);
+      break;
+    case SERIO_DTYPE_UINT32:
+      LOAD (guint32, out[i] = element);
+      break;
+    case SERIO_DTYPE_UINT64:
+      LOAD (guint64,
+            {
+              double value = (double) element;
+
+              if (G_UNLIKELY (value >= TWO_64 || (guint64) value != element))
+                {
+                  *bad = i;
+                  return FALSE;
+                }
+              out[i] = value;
+            });
+      break;
+    case SERIO_DTYPE_BOOL:
+      LOAD (guint8,
+            {
+              if (G_UNLIKELY (element > 1))
+                {
+                  *bad = i;
+                  return FALSE;
+                }
+              out[i] = element;
+            });
+      break;
+    default:
+      g_assert_not_reached ();
+    }
+
+#undef LOAD
+
+  return TRUE;
+}
+
+void
+_serio_dtype_set_element_error (GError       **error,
+                                SerioDtype     dtype,
+                                gconstpointer  data,
+                                gsize          index)
+{
+  const guint8 *p = (const guint8 *) data + index * dtypes[dtype].size;
+  g_autofree char *shown = NULL;
+  g_autofree char *position = g_strdup_printf ("%" G_GSIZE_FORMAT, index);
+
+  _serio_i18n_init ();
+
+  if (dtype == SERIO_DTYPE_BOOL)
+    {
+      shown = g_strdup_printf ("%u", (guint) *p);
+      g_set_error (error, SERIO_ERROR, SERIO_ERROR_DOMAIN,
+                   /* TRANSLATORS: a 0-based element index and the byte
+                    * found there */
+                   _("Element %s: the bool byte is %s, not 0 or 1"),
+                   position, shown);
+      return;
+    }
+
+  if (dtype == SERIO_DTYPE_INT64)
+    {
+      gint64 element;
+
+      memcpy (&element, p, sizeof element);
+      shown = g_strdup_printf ("%" G_GINT64_FORMAT, element);
+    }
+  else
+    {
+      guint64 element;
+
+      memcpy (&element, p, sizeof element);
+      shown = g_strdup_printf ("%" G_GUINT64_FORMAT, element);
+    }
+
+  g_set_error (error, SERIO_ERROR, SERIO_ERROR_DOMAIN,
+               /* TRANSLATORS: a 0-based element index, its value, and a
+                * type name (int64 or uint64) */
+               _("Element %s: the value %s of type %s has no exact 64-bit float, "
+                 "which a v1 text needs"),
+               position, shown, dtypes[dtype].name);
+}
+
+/**
+ * serio_name_is_metadata:
+ * @name: a stored name
+ *
+ * Says whether @name is reserved for the records of the library and its
+ * bindings rather than for arrays: every name that begins with `serio.`,
+ * such as `serio.sealed` and `serio.seal` of a sealed text or
+ * `serio.dtypes` of files from older Python bindings. Tools show such
+ * records apart, never as arrays.
+ *
+ * Returns: %TRUE if @name is reserved for metadata
+ */
+gboolean
+serio_name_is_metadata (const char *name)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  return g_str_has_prefix (name, "serio.");
+}
+
+/**
+ * serio_name_compose:
+ * @base_name: the base name, valid UTF-8
+ * @dtype: the element type
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for
+ *   a 0-d scalar
+ *
+ * Composes the stored name of an array: @base_name, then the type marker
+ * (`@` and [func@Serio.Dtype.to_string]) unless @dtype is float64, then
+ * the shape suffix. `w` of float32 and shape (2, 3) gives
+ * `w@float32[2x3]`; of float64, `w[2x3]`; `step` of int64 and no
+ * dimensions, `step@int64[]`.
+ *
+ * A float64 array whose base name itself ends in a marker (`x@int8`)
+ * cannot be told from a typed one: its composed name reads back as that
+ * of an int8 array. The typed appends refuse such a base name.
+ *
+ * Returns: (transfer full): the stored name
+ */
+char *
+serio_name_compose (const char    *base_name,
+                    SerioDtype     dtype,
+                    const guint64 *shape,
+                    guint          n_dims)
+{
+  g_autofree char *marked = NULL;
+
+  g_return_val_if_fail (base_name != NULL, NULL);
+  g_return_val_if_fail (dtype_is_valid (dtype), NULL);
+  g_return_val_if_fail (shape != NULL || n_dims == 0, NULL);
+  g_return_val_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS, NULL);
+
+  if (dtype == SERIO_DTYPE_FLOAT64)
+    return _serio_shape_format_name (base_name, shape, n_dims);
+
+  marked = g_strconcat (base_name, "@", dtypes[dtype].name, NULL);
+  return _serio_shape_format_name (marked, shape, n_dims);
+}
