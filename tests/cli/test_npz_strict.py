@@ -262,7 +262,7 @@ class NpzStrictTests(ToolTestCase):
                              'weird.npy: ')
         # The largest that NumPy allows still converts (a 0-length array).
         for shape, name in (((0, 2 ** 63 // 8 - 1), 'ok[0x1152921504606846975]'),
-                            ((2 ** 63 - 1, 0), 'ok[9223372036854775807x0]')):
+                            ((2 ** 63 - 1, 0), 'ok@uint8[9223372036854775807x0]')):
             with self.subTest(shape=shape):
                 self.convert(npy_bytes('|u1' if shape[1] == 0 else '<f8', shape, b''), 0,
                              name='ok.npy')
