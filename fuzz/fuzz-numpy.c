@@ -45,6 +45,8 @@ typedef struct
   gboolean  in_array;
   guint64   n_expected;
   guint64   n_seen;
+  gsize     item_size;
+  SerioDtype dtype;
   guint     n_arrays;
   GChecksum *digest;
 } Seen;
@@ -70,12 +72,15 @@ seen_begin (gpointer                user_data,
     }
   if (n != header->n_values)
     violation ("the count is not the product of the shape");
-  if (header->type_name == NULL)
-    violation ("no type name");
+  if (header->type_name == NULL ||
+      strcmp (header->type_name, serio_dtype_to_string (header->dtype)) != 0)
+    violation ("the type name is not the dtype's");
 
   seen->in_array = TRUE;
   seen->n_expected = header->n_values;
   seen->n_seen = 0;
+  seen->item_size = serio_dtype_get_size (header->dtype);
+  seen->dtype = header->dtype;
   g_checksum_update (seen->digest, (const guchar *) header->shape,
                      header->n_dims * sizeof (guint64));
   if (header->name != NULL)
@@ -85,10 +90,10 @@ seen_begin (gpointer                user_data,
 }
 
 static gboolean
-seen_values (gpointer      user_data,
-             const double *values,
-             gsize         n_values,
-             GError      **error)
+seen_values (gpointer     user_data,
+             const void  *elements,
+             gsize        n_values,
+             GError     **error)
 {
   Seen *seen = user_data;
 
@@ -96,7 +101,36 @@ seen_values (gpointer      user_data,
       n_values > seen->n_expected - seen->n_seen)
     violation ("values out of place");
   seen->n_seen += n_values;
-  g_checksum_update (seen->digest, (const guchar *) values, n_values * sizeof (double));
+  /* Every element is one that its serio type holds: booleans are 0 or
+   * 1, 64-bit integers doubles. */
+  for (gsize i = 0; i < n_values; i++)
+    {
+      const guchar *p = (const guchar *) elements + i * seen->item_size;
+      gint64 n;
+      guint64 u;
+
+      switch (seen->dtype)
+        {
+        case SERIO_DTYPE_BOOL:
+          if (*p > 1)
+            violation ("a boolean other than 0 and 1");
+          break;
+        case SERIO_DTYPE_INT64:
+          memcpy (&n, p, sizeof n);
+          if (!serio_dtype_holds (SERIO_DTYPE_INT64, (double) n) ||
+              (double) n >= 9223372036854775808.0 || (gint64) (double) n != n)
+            violation ("an int64 that no double holds");
+          break;
+        case SERIO_DTYPE_UINT64:
+          memcpy (&u, p, sizeof u);
+          if ((double) u >= 18446744073709551616.0 || (guint64) (double) u != u)
+            violation ("a uint64 that no double holds");
+          break;
+        default:
+          break;
+        }
+    }
+  g_checksum_update (seen->digest, elements, n_values * seen->item_size);
   return TRUE;
 }
 
@@ -143,7 +177,7 @@ read_once (GBytes   *bytes,
            GError  **error)
 {
   g_autoptr(GInputStream) stream = NULL;
-  Seen seen = { FALSE, 0, 0, 0, g_checksum_new (G_CHECKSUM_SHA256) };
+  Seen seen = { FALSE, 0, 0, 0, SERIO_DTYPE_FLOAT64, 0, g_checksum_new (G_CHECKSUM_SHA256) };
   gboolean ok;
   char *result;
 
