@@ -783,11 +783,18 @@ read_directory (Archive          *archive,
 
   if (entries->len != dir->n_entries)
     {
+      g_autofree char *counted = g_strdup_printf ("%" G_GUINT64_FORMAT, dir->n_entries);
+
       g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-                   /* TRANSLATORS: two numbers of members of an archive */
-                   _("the end of the central directory counts %" G_GUINT64_FORMAT " members, "
-                     "but the directory holds %u: the archive is damaged"),
-                   dir->n_entries, entries->len);
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: two numbers of members of an
+                                 * archive */
+                                "the end of the central directory counts %s member, "
+                                "but the directory holds %u: the archive is damaged",
+                                "the end of the central directory counts %s members, "
+                                "but the directory holds %u: the archive is damaged",
+                                (gulong) MIN (dir->n_entries, G_MAXULONG)),
+                   counted, entries->len);
       return NULL;
     }
 

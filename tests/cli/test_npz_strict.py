@@ -118,8 +118,8 @@ class NpzStrictTests(ToolTestCase):
         for count in (0, 1, 2, 4):
             with self.subTest(count=count):
                 self.convert(zip_bytes(members, count=count), 1,
-                             'the end of the central directory counts %d members, '
-                             'but the directory holds 3' % count)
+                             'the end of the central directory counts %d member%s, '
+                             'but the directory holds 3' % (count, '' if count == 1 else 's'))
 
     def test_local_header_differs(self):
         """A local header whose name, method or sizes are not its
