@@ -232,7 +232,7 @@ class NpzStrictTests(ToolTestCase):
                 os.unlink(self.path(name))
 
     def test_pipe(self):
-        """The same through a pipe: /dev/fd/N of a pipe, named .npy by a
+        """A .npy through a pipe: /proc/self/fd/N of a pipe, named .npy by a
         symlink."""
         read_end, write_end = os.pipe()
         os.symlink('/proc/self/fd/%d' % read_end, self.path('piped.npy'))
