@@ -263,24 +263,32 @@ write_u64 (char     *out,
 #ifdef SERIO_CODEC_SSE2
       if (simd)
         {
-      __m128i digits = digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000));
-#ifdef __x86_64__
-      guint64 first = (guint64) _mm_cvtsi128_si64 (digits);
-      guint64 second = (guint64) _mm_cvtsi128_si64 (_mm_unpackhi_epi64 (digits, digits));
-#else
-      /* i686 with -msse2 has no 64-bit move out of an SSE register. */
-      guint64 halves[2];
-      guint64 first, second;
-
-      _mm_storeu_si128 ((__m128i *) (void *) halves, digits);
-      first = halves[0];
-      second = halves[1];
+          __m128i digits = digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000));
+          guint64 first, second;
+#ifndef __x86_64__
+          guint64 halves[2];
 #endif
 
-      first >>= 8 * (16 - n);
-      memcpy (out, &first, 8);
-      memcpy (out + n - 8, &second, 8);
-      return out + n;
+          /* 16 digits, the most common length of a significand: one store */
+          if (n == 16)
+            {
+              _mm_storeu_si128 ((__m128i *) (void *) out, digits);
+              return out + 16;
+            }
+#ifdef __x86_64__
+          first = (guint64) _mm_cvtsi128_si64 (digits);
+          second = (guint64) _mm_cvtsi128_si64 (_mm_unpackhi_epi64 (digits, digits));
+#else
+          /* i686 with -msse2 has no 64-bit move out of an SSE register. */
+          _mm_storeu_si128 ((__m128i *) (void *) halves, digits);
+          first = halves[0];
+          second = halves[1];
+#endif
+
+          first >>= 8 * (16 - n);
+          memcpy (out, &first, 8);
+          memcpy (out + n - 8, &second, 8);
+          return out + n;
         }
 #endif
       store8 (out, digits8 ((guint32) high) >> (8 * (16 - n)));
