@@ -45,13 +45,14 @@ meson setup $setup_mode "$builddir" "$srcdir" \
   -Dvapi=disabled \
   -Ddocs=disabled
 meson compile -C "$builddir" fuzz/fuzz-parse fuzz/fuzz-roundtrip
+meson compile -C "$builddir" fuzz/fuzz-safetensors
 
 export ASAN_OPTIONS='detect_leaks=1:abort_on_error=1'
 export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1'
 export G_SLICE=always-malloc
 
 status=0
-for target in parse roundtrip; do
+for target in parse roundtrip safetensors; do
   work="$builddir/fuzz-corpus/$target"
   artifacts="$builddir/fuzz-artifacts"
   mkdir -p "$work" "$artifacts"

@@ -13,6 +13,7 @@
 #include <glib/gi18n.h>
 
 #include "serio-numpy.h"
+#include "serio-safetensors.h"
 #include "serio-save.h"
 
 #define CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
@@ -55,15 +56,16 @@ typedef enum
   FORMAT_SERIO,
   FORMAT_NPY,
   FORMAT_NPZ,
+  FORMAT_SAFETENSORS,
 } Format;
 
 static gboolean
 has_extension (const char *path,
                const char *extension)
 {
-  gsize len = strlen (path);
+  gsize len = strlen (path), n = strlen (extension);
 
-  return len >= 4 && g_ascii_strcasecmp (path + len - 4, extension) == 0;
+  return len >= n && g_ascii_strcasecmp (path + len - n, extension) == 0;
 }
 
 static Format
@@ -73,6 +75,8 @@ format_of (const char *path)
     return FORMAT_NPY;
   if (has_extension (path, ".npz"))
     return FORMAT_NPZ;
+  if (has_extension (path, ".safetensors"))
+    return FORMAT_SAFETENSORS;
   return FORMAT_SERIO;
 }
 
@@ -640,7 +644,10 @@ serio_tool_convert (int    argc,
   in_format = format_of (argv[1]);
   out_format = format_of (argv[2]);
   if ((in_format == FORMAT_SERIO) == (out_format == FORMAT_SERIO))
-    return serio_tool_usage_error (_("exactly one of the files must have the .npy or .npz extension"));
+    return serio_tool_usage_error (_("exactly one of the files must have the .npy, .npz or .safetensors extension"));
+  if (array_name != NULL && (in_format == FORMAT_SAFETENSORS || out_format == FORMAT_SAFETENSORS))
+    return serio_tool_usage_error (_("--name applies to .npy files only: a .safetensors file holds "
+                                     "every array"));
   if (array_name != NULL && (in_format == FORMAT_NPZ || out_format == FORMAT_NPZ))
     return serio_tool_usage_error (_("--name applies to .npy files only: a .npz file holds every array"));
   if (plain && out_format != FORMAT_SERIO)
@@ -648,6 +655,10 @@ serio_tool_convert (int    argc,
   if (compress && out_format != FORMAT_NPZ)
     return serio_tool_usage_error (_("--compress applies to a .npz output file only"));
 
+  if (in_format == FORMAT_SAFETENSORS)
+    return serio_safetensors_to_serio (argv[1], argv[2], plain);
+  if (out_format == FORMAT_SAFETENSORS)
+    return serio_safetensors_from_serio (argv[1], argv[2]);
   if (in_format != FORMAT_SERIO)
     return numpy_to_serio (argv[1], in_format, argv[2]);
   return serio_to_numpy (argv[1], argv[2], out_format);
