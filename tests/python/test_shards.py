@@ -22,7 +22,7 @@ import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
-from package_common import Gio, Serio, bits, numpy, serio, torch  # noqa: E402
+from package_common import Gio, GLib, Serio, bits, numpy, serio, torch  # noqa: E402
 from serio import _files, _io, _shards  # noqa: E402
 
 SERIO_DOMAIN = 'serio-error-quark'
@@ -86,6 +86,21 @@ def leaf_bits(value):
     if isinstance(value, float):
         return 'float', (), numpy.float64(value).tobytes()
     return type(value).__name__, (), value
+
+
+def change_digit(path):
+    """One less in the last digit of an int8 token of two digits or more
+    of model.ids: a valid v1 text of the same size, whose seal no longer
+    matches."""
+    with open(path, 'rb') as stream:
+        data = bytearray(stream.read())
+    start = data.index(b'|128|', data.index(b'\nv1|model.ids@int8[128]')) + 5
+    end = data.index(b'\n', start)
+    token = next(m for m in re.finditer(rb'-?[0-9]{2,3}', bytes(data[start:end]))
+                 if m.group()[-1:] != b'0')
+    data[start + token.end() - 1] -= 1
+    with open(path, 'wb') as stream:
+        stream.write(data)
 
 
 class Base(unittest.TestCase):
@@ -306,17 +321,7 @@ class Damage(Base):
     def test_changed_digit(self):
         index_path = self.save3()
         victim = self.path('model-00003-of-00003.serio')
-        with open(victim, 'rb') as stream:
-            data = bytearray(stream.read())
-        # The last digit of an int8 token of two digits or more, one less:
-        # a valid v1 text of the same size, whose seal no longer matches.
-        start = data.index(b'|128|', data.index(b'\nv1|model.ids@int8[128]')) + 5
-        end = data.index(b'\n', start)
-        token = next(m for m in re.finditer(rb'-?[0-9]{2,3}', bytes(data[start:end]))
-                     if m.group()[-1:] != b'0')
-        data[start + token.end() - 1] -= 1
-        with open(victim, 'wb') as stream:
-            stream.write(data)
+        change_digit(victim)
         # Same size, same last line: the library's seal check finds it.
         with self.assertDataError(Serio.Error.INTEGRITY, victim):
             serio.load(index_path)
@@ -514,6 +519,111 @@ class Interrupted(Base):
         self.assertFalse([name for name in os.listdir(self.dir) if name.endswith('.tmp')])
         with self.assertRaises(serio.NotFoundError):
             serio.load(self.path('model.serio'))
+
+
+class CReader(Base):
+    """Serio.Reader.new_for_index (libserio/serio-index.c), through
+    introspection: the shards' records one after another, each shard
+    checked against the index."""
+
+    def records(self, index_path):
+        reader = Serio.Reader.new_for_index(Gio.File.new_for_path(index_path), None)
+        found = []
+        while reader.next(None):
+            data = reader.read_typed_bytes(1 << 20, None).get_data()
+            found.append((reader.get_base_name(), Serio.dtype_to_string(reader.get_dtype()),
+                          tuple(reader.get_shape()), bytes(data)))
+        return found
+
+    def assertGError(self, call, domain, code, *names):
+        with self.assertRaises(GLib.Error) as caught:
+            call()
+        error = caught.exception
+        self.assertEqual((error.domain, error.code), (domain, int(code)), error.message)
+        for name in names:
+            self.assertIn(name, error.message)
+
+    def test_records_of_every_shard(self):
+        index_path = self.save3(seed=11)
+        want = []
+        for shard in sorted(os.listdir(self.dir))[:3]:
+            want += self.records_of_file(self.path(shard))
+        got = self.records(index_path)
+        self.assertEqual(got, want)
+        self.assertEqual([name for name, _, _, _ in got],
+                         list(self.index(index_path)['weight_map']))
+
+    def records_of_file(self, path):
+        reader = Serio.Reader.new(Gio.File.new_for_path(path).read(None))
+        found = []
+        while reader.next(None):
+            data = reader.read_typed_bytes(1 << 20, None).get_data()
+            found.append((reader.get_base_name(), Serio.dtype_to_string(reader.get_dtype()),
+                          tuple(reader.get_shape()), bytes(data)))
+        return found
+
+    def test_damage(self):
+        io = 'g-io-error-quark'
+        first = 'model-00001-of-00003.serio'
+        second = 'model-00002-of-00003.serio'
+
+        def another_save(index_path):
+            self.save3(self.path('other'), seed=2)
+            shutil.copyfile(self.path('other', second), self.path(second))
+            return Serio.Error.INTEGRITY, self.path(second), 'another save'
+
+        def changed_digit(index_path):
+            path = self.path('model-00003-of-00003.serio')
+            change_digit(path)
+            return Serio.Error.INTEGRITY, path, 'seal'
+
+        def missing(index_path):
+            os.unlink(self.path(second))
+            return Gio.IOErrorEnum.NOT_FOUND, self.path(second)
+
+        def smuggled(index_path):
+            Damage.forge(self, index_path, second, [('smuggled', numpy.ones(3))])
+            return Serio.Error.SYNTAX, self.path(second), 'smuggled', 'does not list'
+
+        def in_two(index_path):
+            Damage.forge(self, index_path, second,
+                         [('model.embed.weight', numpy.zeros((25, 40), numpy.float32))])
+            return Serio.Error.SYNTAX, self.path(second), 'model.embed.weight', first
+
+        def wrong_shard(index_path):
+            document = self.index(index_path)
+            document['weight_map']['model.fc.weight'] = first
+            self.rewrite_index(index_path, document)
+            return Serio.Error.TRUNCATED, self.path(first), 'model.fc.weight'
+
+        def duplicate(index_path):
+            with open(index_path, 'r', encoding='utf-8') as stream:
+                text = stream.read()
+            with open(index_path, 'w', encoding='utf-8') as stream:
+                stream.write(text.replace('"weight_map": {', '"weight_map": {"model.half": "x", ', 1))
+            return Gio.IOErrorEnum.INVALID_DATA, index_path, 'twice'
+
+        def version(index_path):
+            document = self.index(index_path)
+            document['metadata']['version'] = 2
+            self.rewrite_index(index_path, document)
+            return Serio.Error.VERSION, index_path, 'version 2'
+
+        def unknown(index_path):
+            document = self.index(index_path)
+            document['comment'] = 'hi'
+            self.rewrite_index(index_path, document)
+            return Gio.IOErrorEnum.INVALID_DATA, index_path, 'unknown'
+
+        for damage in (another_save, changed_digit, missing, smuggled, in_two, wrong_shard,
+                       duplicate, version, unknown):
+            with self.subTest(damage.__name__):
+                shutil.rmtree(self.dir)
+                os.mkdir(self.dir)
+                index_path = self.save3()
+                code, *names = damage(index_path)
+                domain = io if isinstance(code, Gio.IOErrorEnum) else SERIO_DOMAIN
+                self.assertGError(lambda: self.records(index_path), domain, code, *names)
 
 
 class LocalFiles(Base):
