@@ -411,7 +411,9 @@ index_load (GFile         *file,
   return g_steal_pointer (&index);
 
 json_failed:
-  g_prefix_error (error, "%s: ", index->display);
+  /* The JSON reader's errors do not name the file; index_error()'s do. */
+  if (error != NULL && *error != NULL && (*error)->domain == G_IO_ERROR)
+    g_prefix_error (error, "%s: ", index->display);
   return NULL;
 }
 
