@@ -349,30 +349,41 @@ append_json_string (GString    *out,
   g_string_append_c (out, '"');
 }
 
-/* The seal tokens of a sealed serio file, and its size. */
+/* The seal tokens of a sealed serio file, and its size: its last line,
+ * read from its tail (the longest seal line is 16 + 3 × 20 bytes). */
+#define TAIL_SIZE 128
+
 static char *
 seal_of (const char  *path,
          guint64     *size,
          GError     **error)
 {
-  g_autofree char *text = NULL;
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GFileInputStream) stream = g_file_read (file, NULL, error);
+  g_autoptr(GFileInfo) info = NULL;
+  char tail[TAIL_SIZE + 1];
   gsize len;
   const char *last;
-  const char *end;
 
-  /* The shards were just written by convert: they are read whole, as
-   * convert's own outputs were. */
-  if (!g_file_get_contents (path, &text, &len, error))
+  if (stream == NULL)
     return NULL;
-  *size = len;
-  end = text + len;
-  if (len < 2 || end[-1] != '\n')
+  info = g_file_input_stream_query_info (stream, G_FILE_ATTRIBUTE_STANDARD_SIZE, NULL, error);
+  if (info == NULL)
+    return NULL;
+  *size = (guint64) g_file_info_get_size (info);
+  len = (gsize) MIN (*size, (guint64) TAIL_SIZE);
+  if (!g_seekable_seek (G_SEEKABLE (stream), (goffset) (*size - len), G_SEEK_SET, NULL, error) ||
+      !g_input_stream_read_all (G_INPUT_STREAM (stream), tail, len, &len, NULL, error))
+    return NULL;
+  tail[len] = '\0';
+  if (len < 2 || tail[len - 1] != '\n')
     goto no_seal;
-  last = g_strrstr_len (text, (gssize) len - 1, "\n");
-  last = last == NULL ? text : last + 1;
+  tail[len - 1] = '\0';
+  last = strrchr (tail, '\n');
+  last = last == NULL ? tail : last + 1;
   if (!g_str_has_prefix (last, SEAL_PREFIX))
     goto no_seal;
-  return g_strndup (last + strlen (SEAL_PREFIX), end - 1 - last - strlen (SEAL_PREFIX));
+  return g_strdup (last + strlen (SEAL_PREFIX));
 
 no_seal:
   g_set_error (error, SERIO_ERROR, SERIO_ERROR_TRUNCATED,
