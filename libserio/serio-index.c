@@ -583,6 +583,17 @@ scan (SerioShardStream  *self,
     {
       guchar c = data[i];
 
+      /* Inside a record's values: on to the line feed that ends it. */
+      if (!self->collecting && !self->line_start)
+        {
+          const guchar *nl = memchr (data + i, '\n', len - i);
+
+          if (nl == NULL)
+            break;
+          i = (gsize) (nl - data);
+          self->line_start = TRUE;
+          continue;
+        }
       if (self->line_start && c != '\n')
         {
           self->n_records++;

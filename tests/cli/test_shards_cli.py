@@ -143,6 +143,19 @@ class CheckIndexTests(ShardTestCase):
         index = self.write_checkpoint(shards)
         self.assert_check_fails(index, 1, 'model-00003-of-00003.serio', 'fc.bias')
 
+    def test_large_shards(self):
+        # Shards of several reads of the library's stream (256 KiB): names
+        # fall anywhere in a read, and are still checked.
+        big = [('layer%d[40000]' % i, [float(v % 1000) for v in range(i, i + 40000)])
+               for i in range(8)]
+        shards = [('model-00001-of-00002.serio', big), ('model-00002-of-00002.serio', SHARDS[2][1])]
+        index = self.write_checkpoint(shards)
+        self.assertGreater(len(self.read('model-00001-of-00002.serio')), 3 << 18)
+        self.check(index, 0)
+        index = self.write_checkpoint(shards, drop_keys=('layer7',))
+        self.assert_check_fails(index, 1, 'model-00001-of-00002.serio', 'layer7',
+                                'does not list')
+
     def test_missing_shard(self):
         index = self.write_checkpoint()
         os.unlink(self.path('model-00002-of-00003.serio'))
