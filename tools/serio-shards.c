@@ -498,7 +498,7 @@ safetensors_to_serio (const char *in,
       reader = serio_reader_new (stream);
       while (serio_reader_next (reader, NULL, &error))
         {
-          const char *base = serio_reader_get_base_name (reader);
+          g_autofree char *base = serio_reader_get_base_name (reader);
           guint found;
 
           if (g_str_has_prefix (serio_reader_get_name (reader), "serio."))
