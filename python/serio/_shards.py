@@ -37,6 +37,7 @@ is not there.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -296,7 +297,7 @@ def _read_index(path: str) -> _Index:
     if type(total) is not int or total < 0:
         raise index.fail('"total_size" is not a non-negative integer')
     for shard, entry in document['shards'].items():
-        if shard in ('', '.', '..') or '/' in shard or '\0' in shard:
+        if shard in ('', '.', '..') or '/' in shard or '\\' in shard or '\0' in shard:
             raise index.fail('the shard name %r is not the name of a file beside the index'
                              % shard)
         if not isinstance(entry, dict) or set(entry) != {'size', 'seal'} or \
@@ -331,7 +332,6 @@ def _read_index(path: str) -> _Index:
 
 
 def _tree_bytes(tree) -> bytes:
-    import json
     return json.dumps(tree, ensure_ascii=False, separators=(',', ':')).encode('utf-8')
 
 
