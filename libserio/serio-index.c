@@ -152,12 +152,13 @@ parse_metadata (SerioJson  *j,
               return FALSE;
             if (version != FORMAT_VERSION)
               {
+                g_autofree char *number = g_strdup_printf ("%" G_GUINT64_FORMAT, version);
+
                 g_set_error (error, SERIO_ERROR, SERIO_ERROR_VERSION,
                              /* TRANSLATORS: the index file, then the version
                               * it has */
-                             _("%s: format version %" G_GUINT64_FORMAT
-                               ", where this libserio reads version 1"),
-                             index->display, version);
+                             _("%s: format version %s, where this libserio reads version 1"),
+                             index->display, number);
                 return FALSE;
               }
           }
