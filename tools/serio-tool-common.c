@@ -173,8 +173,14 @@ serio_tool_open_input (const char  *path,
   if (stream == NULL)
     return NULL;
 
-  info = g_file_input_stream_query_info (stream, G_FILE_ATTRIBUTE_STANDARD_SIZE, NULL, NULL);
-  if (info != NULL && g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_STANDARD_SIZE))
+  /* Only a regular file has a size to go by: that of a FIFO, a pipe (as
+   * /dev/fd/N) or a device is 0 or means nothing, and such input is read
+   * to its end instead. */
+  info = g_file_input_stream_query_info (stream, G_FILE_ATTRIBUTE_STANDARD_SIZE ","
+                                         G_FILE_ATTRIBUTE_STANDARD_TYPE, NULL, NULL);
+  if (info != NULL && g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_STANDARD_SIZE) &&
+      g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_STANDARD_TYPE) &&
+      g_file_info_get_file_type (info) == G_FILE_TYPE_REGULAR)
     *size = g_file_info_get_size (info);
 
   return G_INPUT_STREAM (g_steal_pointer (&stream));

@@ -1548,10 +1548,11 @@ class ConvertTests(ToolTestCase):
         self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (), f8_data([2.5])))
         self.npy_to_serio(npy_bytes('<f8', (0,), b''))
         self.assertEqual(self.read('out.serio'), sealed(b'v1|in|0|\n'))
-        self.npy_to_serio(npy_bytes('<f8', (4, 0, 1 << 62), b''))
-        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[4x0x4611686018427387904]|0|\n'))
+        # The largest that NumPy allows: 4 * 2^57 * 8 bytes is 2^62.
+        self.npy_to_serio(npy_bytes('<f8', (4, 0, 1 << 57), b''))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[4x0x144115188075855872]|0|\n'))
         self.run_tool('convert', 'out.serio', 'back.npy', status=0)
-        self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (4, 0, 1 << 62), b''))
+        self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (4, 0, 1 << 57), b''))
 
     def test_header_variants(self):
         data = f8_data([1.0, 2.0])
@@ -1605,23 +1606,27 @@ class ConvertTests(ToolTestCase):
         f16 = [struct.unpack('<e', struct.pack('<H', b))[0] for b in (
             0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0x3555, 0x7BFF, 0xFBFF, 0x7C00,
             0xFC00, 0x7E00, 0x1234, 0xC000)]
-        for code, fmt, values in (('f4', 'f', f32), ('f2', 'e', f16)):
+        for code, fmt, values, type_name in (('f4', 'f', f32, 'float32'),
+                                             ('f2', 'e', f16, 'float16')):
             for byte_order in '<>':
                 with self.subTest(dtype=byte_order + code):
                     data = b''.join(struct.pack(byte_order + fmt, v) for v in values)
                     self.npy_to_serio(npy_bytes(byte_order + code, (len(values),), data))
-                    # struct widens exactly too: the values are those doubles
-                    self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', values)])))
+                    # struct widens exactly too: the values are those doubles,
+                    # in a record of their type
+                    name = 'in@%s[%d]' % (type_name, len(values))
+                    self.assertEqual(self.read('out.serio'), sealed(serio_text([(name, values)])))
         # Fortran order, float32
         shape = (2, 3)
         fortran = [float(10 * i + j) + 0.5 for j in range(3) for i in range(2)]
         c_order = [float(10 * i + j) + 0.5 for i in range(2) for j in range(3)]
         self.npy_to_serio(npy_bytes('>f4', shape, b''.join(struct.pack('>f', v) for v in fortran),
                                     fortran_order=True))
-        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in[2x3]', c_order)])))
+        self.assertEqual(self.read('out.serio'),
+                         sealed(serio_text([('in@float32[2x3]', c_order)])))
         # a NaN payload of float16 and float32 is noted like one of float64
         proc = self.npy_to_serio(npy_bytes('<f2', (2,), struct.pack('<HH', 0x7E01, 0xFE00)))
-        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|2|nan,nan\n'))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in@float16[2]|2|nan,nan\n'))
         self.assertIn('2 NaNs', proc.stderr.decode())
 
     def test_integers_and_booleans(self):
@@ -1635,8 +1640,11 @@ class ConvertTests(ToolTestCase):
                 order = '>' if descr[0] == '>' else '<'
                 data = b''.join(struct.pack(order + fmt, v) for v in values)
                 self.npy_to_serio(npy_bytes(descr, (len(values),), data))
+                name = 'in@%s%d[%d]' % ({'i': 'int', 'u': 'uint', 'b': 'bool'}[descr[1]],
+                                        int(descr[2]) * 8, len(values))
+                name = name.replace('bool8', 'bool')
                 self.assertEqual(self.read('out.serio'),
-                                 sealed(serio_text([('in', [float(v) for v in values])])))
+                                 sealed(serio_text([(name, [float(v) for v in values])])))
         # an integer that no double holds is refused, with its index
         for descr, fmt, value in (('<i8', 'q', 2 ** 53 + 1), ('<i8', 'q', 2 ** 63 - 1),
                                   ('>u8', 'Q', 2 ** 64 - 1)):
@@ -1663,8 +1671,9 @@ class ConvertTests(ToolTestCase):
                    ('b.npy', npy_bytes('>f8', (3,), f8_data([0.1, math.inf, -2.0], '>'))),
                    ('dir/ü.npy', npy_bytes('<i8', (), struct.pack('<q', 5))),
                    ('empty.npy', npy_bytes('<f2', (0,), b''))]
-        want = serio_text([('w[2x2]', [1.5, -0.0, 3.0, 0.25]), ('b', [0.1, math.inf, -2.0]),
-                           ('dir/ü[]', [5.0]), ('empty', [])])
+        want = serio_text([('w@float32[2x2]', [1.5, -0.0, 3.0, 0.25]),
+                           ('b', [0.1, math.inf, -2.0]), ('dir/ü@int64[]', [5.0]),
+                           ('empty@float16[0]', [])])
         for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             with self.subTest(compression=compression):
                 self.npz('in.npz', members, compression)
@@ -1704,7 +1713,7 @@ class ConvertTests(ToolTestCase):
         with zipfile.ZipFile(os.fsdecode(self.path('in.npz'))) as z:
             self.assertEqual(z.namelist(), ['a.npy', 'b.npy'])   # a valid archive
         self.run_tool('convert', '--plain', 'in.npz', 'out.serio', status=0)
-        self.assertEqual(self.read('out.serio'), b'v1|a|2|1,2\nv1|b|1|1p-1\n')
+        self.assertEqual(self.read('out.serio'), b'v1|a|2|1,2\nv1|b@float32[1]|1|1p-1\n')
         # a locator that points elsewhere, or a ZIP64 field missing
         self.write('bad.npz', local + central + eocd64 +
                    struct.pack('<IIQI', 0x07064b50, 0, eocd64_offset + 1, 1) + eocd)
@@ -1865,8 +1874,9 @@ class ConvertTests(ToolTestCase):
             self.assertEqual(z.namelist(), [])
 
     def test_numpy_npz_round_trip(self):
-        # .npz -> .serio -> .npz keeps every array's bits (widened to
-        # float64 exactly), and the order of the arrays.
+        # .npz -> .serio -> .npz keeps every array's type and bits (big
+        # endian ones made little endian, Fortran order C order), and the
+        # order of the arrays.
         try:
             import numpy
         except ImportError:
@@ -1892,15 +1902,11 @@ class ConvertTests(ToolTestCase):
                     self.assertEqual(list(back.keys()), list(originals))
                     for name, original in originals.items():
                         got = back[name]
-                        self.assertEqual(got.dtype, numpy.dtype('<f8'), name)
+                        self.assertEqual(got.dtype, original.dtype.newbyteorder('<'), name)
                         self.assertEqual(got.shape, original.shape, name)
                         self.assertTrue(got.flags.c_contiguous)
-                        widened = numpy.ascontiguousarray(original, dtype=numpy.float64)
-                        self.assertEqual(got.tobytes(), widened.tobytes(), name)
-                        # and the widening is exact: back in the original
-                        # type, the same bits
-                        self.assertEqual(got.astype(original.dtype).tobytes(),
-                                         numpy.ascontiguousarray(original).tobytes(), name)
+                        same = numpy.ascontiguousarray(original, dtype=got.dtype)
+                        self.assertEqual(got.tobytes(), same.tobytes(), name)
 
     def test_malformed(self):
         good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
