@@ -17,6 +17,7 @@
 #include "serio-dtype.h"
 #include "serio-enums.h"
 #include "serio-error.h"
+#include "serio-index.h"
 #include "serio-reader.h"
 #include "serio-writer.h"
 

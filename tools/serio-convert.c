@@ -14,6 +14,7 @@
 
 #include "serio-numpy.h"
 #include "serio-safetensors.h"
+#include "serio-shards.h"
 #include "serio-save.h"
 
 #define CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
@@ -989,6 +990,9 @@ serio_tool_convert (int    argc,
   /* The output is replaced atomically, which needs a file. */
   if (serio_tool_is_stdin (argv[2]))
     return serio_tool_usage_error (_("the output must be a file, not “-”"));
+
+  if (serio_tool_is_index (argv[1]) || serio_tool_is_index (argv[2]))
+    return serio_tool_convert_index (argv[1], argv[2], plain);
 
   in_format = format_of (argv[1]);
   out_format = format_of (argv[2]);
