@@ -145,6 +145,30 @@ _serio_workers_new (void)
   return workers;
 }
 
+/* The handles of threads that a parent process started, which its child
+ * can neither join nor free (the threads are not there to drop their own
+ * reference): kept, reachable, for the life of the process rather than
+ * lost. A list pushed without a lock, since a lock could have been held by
+ * another thread of the parent at the moment of the fork. */
+typedef struct _Orphan Orphan;
+struct _Orphan
+{
+  Orphan  *next;
+  GThread *thread;
+};
+static Orphan *orphans;
+
+static void
+keep_orphan (GThread *thread)
+{
+  Orphan *orphan = g_new (Orphan, 1);
+
+  orphan->thread = thread;
+  do
+    orphan->next = g_atomic_pointer_get (&orphans);
+  while (!g_atomic_pointer_compare_and_exchange (&orphans, orphan->next, orphan));
+}
+
 /* In a child of fork(), the threads of the parent are not there: forget
  * them (they cannot be joined, nor their handles freed). */
 static void
@@ -155,6 +179,8 @@ forget_threads_of_parent (SerioWorkers *workers)
   if (workers->pid == pid)
     return;
   workers->pid = pid;
+  for (guint i = 0; i < workers->n_threads; i++)
+    keep_orphan (workers->threads[i]);
   workers->n_threads = 0;
   workers->wanted = 0;
 }

@@ -25,6 +25,10 @@
 
 #include "test-utils.h"
 
+#ifdef HAVE_VALGRIND_H
+# include <valgrind/valgrind.h>
+#endif
+
 /* Enough values for every parallel path: formatting (2 blocks of 64 Ki
  * values in a bundle, 2 of 16 Ki in a writer) and parsing (512 KiB of a
  * field from memory, 128 KiB in a reader). */
@@ -371,6 +375,16 @@ test_busy (void)
   g_test_summary ("A fork while another thread is in the middle of parallel "
                   "parses: the child's own parallel calls finish and give the "
                   "same bits.");
+#ifdef HAVE_VALGRIND_H
+  /* The child has a copy of the other thread's reader and half-made
+   * bundle, which no thread of the child holds: memcheck counts them as
+   * lost in the child, though nothing of libserio leaked. */
+  if (RUNNING_ON_VALGRIND)
+    {
+      g_test_skip ("under valgrind, the other thread's objects count as lost in the child");
+      return;
+    }
+#endif
 
   thread = g_thread_new ("busy", busy_thread, &busy);
   for (guint i = 0; i < 5; i++)
