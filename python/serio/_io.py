@@ -34,6 +34,10 @@ PathLike = Union[str, 'os.PathLike[str]', Gio.File]
 
 _NUMPY_OF_DTYPE = {name: ('uint16' if name == 'bfloat16' else name) for name in DTYPES}
 
+# The Serio.Dtype of each element type, and back.
+_DTYPE_ENUMS = {name: getattr(Serio.Dtype, name.upper()) for name in DTYPES}
+_DTYPE_NAMES = {value: name for name, value in _DTYPE_ENUMS.items()}
+
 
 def numpy_module():
     try:
@@ -133,7 +137,7 @@ class RecordWriter:
         # Every record has a shape suffix (b@float32[10], w[3]), so that
         # its base name is the whole key.
         try:
-            self.writer.begin_typed_array(base, getattr(Serio.Dtype, dtype.upper()),
+            self.writer.begin_typed_array(base, _DTYPE_ENUMS[dtype],
                                           [int(d) for d in shape], None)
             whole = _whole(numpy, source, dtype) if _native.add_typed is not None else None
             if whole is not None:
@@ -338,11 +342,11 @@ class RecordReader:
         """The base name, element type and shape of the current record."""
         reader = self.reader
         base = reader.get_base_name()
-        dtype = Serio.dtype_to_string(reader.get_dtype())
-        shape = tuple(int(d) for d in reader.get_shape())
+        dtype = _DTYPE_NAMES[reader.get_dtype()]
+        shape = tuple(reader.get_shape())
         count = reader.get_n_values()
         limit = sys.maxsize
-        if any(d > limit for d in shape) or math.prod(shape) != count:
+        if math.prod(shape) != count or any(d > limit for d in shape):
             parts = [p for p in (self.path, base) if p is not None]
             detail = 'the shape [%s] of %r is not one NumPy can hold' % (
                 'x'.join(map(str, shape)), reader.get_name())
