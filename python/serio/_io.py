@@ -14,6 +14,7 @@ are float64, have their types checked here (:func:`fit`).
 
 from __future__ import annotations
 
+import ctypes
 import math
 import os
 import sys
@@ -32,6 +33,10 @@ CHUNK_VALUES = 1 << 20
 PathLike = Union[str, 'os.PathLike[str]', Gio.File]
 
 _NUMPY_OF_DTYPE = {name: ('uint16' if name == 'bfloat16' else name) for name in DTYPES}
+
+# The Serio.Dtype of each element type, and back.
+_DTYPE_ENUMS = {name: getattr(Serio.Dtype, name.upper()) for name in DTYPES}
+_DTYPE_NAMES = {value: name for name, value in _DTYPE_ENUMS.items()}
 
 
 def numpy_module():
@@ -96,6 +101,24 @@ def _piece_array(numpy, piece, dtype: str):
     return numpy.ascontiguousarray(piece, dtype=storage_dtype(numpy, dtype))
 
 
+def _whole(numpy, source, dtype: str):
+    """source itself as a C-order ndarray of the storage type of dtype
+    (a CPU tensor as the ndarray sharing its memory), or None if that
+    takes a copy."""
+    torch = sys.modules.get('torch')
+    if torch is not None and isinstance(source, torch.Tensor):
+        if source.device.type != 'cpu' or not source.is_contiguous():
+            return None
+        source = source.detach()
+        if dtype == 'bfloat16':
+            source = source.view(torch.int16)
+        source = source.numpy()
+    if (isinstance(source, numpy.ndarray) and source.flags.c_contiguous
+            and source.dtype == storage_dtype(numpy, dtype)):
+        return source
+    return None
+
+
 def _bfloat16_to_float64(numpy, bits):
     return (bits.astype(numpy.uint32) << 16).view(numpy.float32).astype(numpy.float64)
 
@@ -114,11 +137,22 @@ class RecordWriter:
         # Every record has a shape suffix (b@float32[10], w[3]), so that
         # its base name is the whole key.
         try:
-            self.writer.begin_typed_array(base, getattr(Serio.Dtype, dtype.upper()),
+            self.writer.begin_typed_array(base, _DTYPE_ENUMS[dtype],
                                           [int(d) for d in shape], None)
+            whole = _whole(numpy, source, dtype) if _native.add_typed is not None else None
+            if whole is not None:
+                # Views of the array's own memory: no copy of it, and a
+                # KeyboardInterrupt between two pieces.
+                for piece in _pieces(whole, CHUNK_VALUES):
+                    _native.add_from(self.writer, piece)
+                return
             for piece in _pieces(source, CHUNK_VALUES):
                 part = _piece_array(numpy, piece, dtype)
-                self.writer.add_typed_bytes(GLib.Bytes.new(part.tobytes()), None)
+                if _native.add_typed is not None:
+                    _native.add_from(self.writer, part)
+                else:
+                    self.writer.add_typed_bytes(GLib.Bytes.new(memoryview(part).cast('B')),
+                                                None)
         except GLib.Error as error:
             raise _errors.from_glib(error, path=self.path, key=key) from None
 
@@ -151,6 +185,97 @@ def open_writer(path, sealed: bool) -> RecordWriter:
 
 
 # ------------------------------------------------------------- reading
+
+class _GError(ctypes.Structure):
+    _fields_ = [('domain', ctypes.c_uint32), ('code', ctypes.c_int),
+                ('message', ctypes.c_char_p)]
+
+
+class _Native:
+    """serio_reader_read_typed(), which introspection skips (it fills
+    caller memory), and serio_writer_add_typed_bytes() of a GBytes that
+    wraps an array without a copy, called through ctypes on the library
+    PyGObject loaded, so that the values go from the parser into the
+    array's own memory and from it to the formatter. read_typed and
+    add_typed are None where the library's symbols cannot be found: then
+    the values go through read_typed_bytes() and GLib.Bytes.new()."""
+
+    def __init__(self) -> None:
+        self.read_typed = None
+        self.add_typed = None
+        try:
+            lib = ctypes.CDLL(None)
+            read_typed = lib.serio_reader_read_typed
+            add_typed = lib.serio_writer_add_typed_bytes
+            self.bytes_new_static = lib.g_bytes_new_static
+            self.bytes_unref = lib.g_bytes_unref
+            self.error_free = lib.g_error_free
+            self.quark_to_string = lib.g_quark_to_string
+            self.capsule_pointer = ctypes.pythonapi.PyCapsule_GetPointer
+        except (OSError, AttributeError):
+            return
+        read_typed.restype = ctypes.c_int
+        read_typed.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                               ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p,
+                               ctypes.POINTER(ctypes.POINTER(_GError))]
+        self.error_free.argtypes = [ctypes.POINTER(_GError)]
+        self.error_free.restype = None
+        self.quark_to_string.argtypes = [ctypes.c_uint32]
+        self.quark_to_string.restype = ctypes.c_char_p
+        self.capsule_pointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+        self.capsule_pointer.restype = ctypes.c_void_p
+        add_typed.restype = ctypes.c_int
+        add_typed.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                              ctypes.POINTER(ctypes.POINTER(_GError))]
+        self.bytes_new_static.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+        self.bytes_new_static.restype = ctypes.c_void_p
+        self.bytes_unref.argtypes = [ctypes.c_void_p]
+        self.bytes_unref.restype = None
+        self.read_typed = read_typed
+        self.add_typed = add_typed
+
+    def read_into(self, reader: Serio.Reader, values, count: int) -> int:
+        """Read count values of the current record into the C-order
+        ndarray values (of the record's storage type) and check the end
+        of the record, as an empty read_typed_bytes() does; the count
+        read, or GLib.Error."""
+        pointer = self.capsule_pointer(reader.__gpointer__, None)
+        n_read = ctypes.c_size_t(0)
+        error = ctypes.POINTER(_GError)()
+        if not self.read_typed(pointer, values.ctypes.data if count else None, count,
+                               ctypes.byref(n_read), None, ctypes.byref(error)):
+            self.raise_error(error)
+        filled = n_read.value
+        if not self.read_typed(pointer, None, 0, ctypes.byref(n_read), None,
+                               ctypes.byref(error)):
+            self.raise_error(error)
+        return filled
+
+    def add_from(self, writer: Serio.Writer, values) -> None:
+        """Add the values of the C-order ndarray values (of the current
+        record's storage type) to the record writer is writing, read in
+        place: the writer formats them before it returns and keeps no
+        reference to them. GLib.Error if it fails."""
+        pointer = self.capsule_pointer(writer.__gpointer__, None)
+        data = self.bytes_new_static(values.ctypes.data, values.nbytes)
+        error = ctypes.POINTER(_GError)()
+        try:
+            done = self.add_typed(pointer, data, None, ctypes.byref(error))
+        finally:
+            self.bytes_unref(data)
+        if not done:
+            self.raise_error(error)
+
+    def raise_error(self, error) -> None:
+        content = error.contents
+        made = GLib.Error(content.message.decode('utf-8', 'replace'),
+                          self.quark_to_string(content.domain).decode(), content.code)
+        self.error_free(error)
+        raise made
+
+
+_native = _Native()
+
 
 def _value_error(path, key, index, value, dtype) -> DataError:
     detail = 'value %d “%r”: the value is not exactly a %s, which a %s array must hold' % (
@@ -191,11 +316,16 @@ def fit(numpy, part, dtype: str, path, key, first: int):
 class RecordReader:
     """Reads the records of a text through a Serio.Reader, each typed."""
 
-    def __init__(self, stream: Gio.InputStream, path: Optional[str]) -> None:
+    def __init__(self, stream: Gio.InputStream, path: Optional[str],
+                 size: Optional[int] = None) -> None:
         self.numpy = numpy_module()
         self.stream = stream
         self.path = path
         self.reader = Serio.Reader.new(stream)
+        # The most values the text can hold (each takes two bytes at
+        # least, a digit and a comma or line end): a record that declares
+        # no more is read into an array of its count at once.
+        self.room = CHUNK_VALUES if size is None else max(CHUNK_VALUES, size // 2 + 1)
 
     def _glib(self, error, key=None):
         return _errors.from_glib(error, path=self.path, key=key)
@@ -212,11 +342,11 @@ class RecordReader:
         """The base name, element type and shape of the current record."""
         reader = self.reader
         base = reader.get_base_name()
-        dtype = Serio.dtype_to_string(reader.get_dtype())
-        shape = tuple(int(d) for d in reader.get_shape())
+        dtype = _DTYPE_NAMES[reader.get_dtype()]
+        shape = tuple(reader.get_shape())
         count = reader.get_n_values()
         limit = sys.maxsize
-        if any(d > limit for d in shape) or math.prod(shape) != count:
+        if math.prod(shape) != count or any(d > limit for d in shape):
             parts = [p for p in (self.path, base) if p is not None]
             detail = 'the shape [%s] of %r is not one NumPy can hold' % (
                 'x'.join(map(str, shape)), reader.get_name())
@@ -230,10 +360,25 @@ class RecordReader:
         type of dtype (or of the record type storage, for a legacy
         serio.dtypes file whose records are float64), in its shape. The
         array grows with the values that come, never to the declared count
-        alone."""
-        numpy = self.numpy
+        alone, unless the text is long enough to hold them all."""
         reader = self.reader
         count = reader.get_n_left()
+        if storage is None and count <= self.room and _native.read_typed is not None:
+            # Straight into the array, in one call: the library parses on
+            # its worker threads and converts to the type in place.
+            values = self.numpy.empty(count, dtype=storage_dtype(self.numpy, dtype))
+            try:
+                filled = _native.read_into(reader, values, count)
+            except GLib.Error as error:
+                raise self._glib(error, key) from None
+            if filled != count:
+                values.resize(filled, refcheck=False)
+            return values.reshape(shape)
+        return self._read_growing(key, dtype, shape, storage, count)
+
+    def _read_growing(self, key, dtype, shape, storage, count):
+        numpy = self.numpy
+        reader = self.reader
         target = storage or dtype
         values = numpy.empty(min(count, CHUNK_VALUES), dtype=storage_dtype(numpy, target))
         filled = 0
@@ -291,7 +436,14 @@ def open_reader(path) -> RecordReader:
         stream = file.read(None)
     except GLib.Error as error:
         raise _errors.from_glib(error, path=name) from None
-    return RecordReader(stream, name)
+    size = None
+    try:
+        info = stream.query_info(Gio.FILE_ATTRIBUTE_STANDARD_SIZE, None)
+        if info.get_file_type() in (Gio.FileType.REGULAR, Gio.FileType.UNKNOWN):
+            size = info.get_size() or None
+    except GLib.Error:
+        pass
+    return RecordReader(stream, name, size)
 
 
 def to_value(numpy, kind: str, array, dtype: str, key: str, path):

@@ -46,6 +46,7 @@ MAX_DEPTH = 64
 
 # The characters of a str key that are escaped in a record name.
 _ESCAPED = '%@[]|\r\n\0'
+_ESCAPED_SET = frozenset(_ESCAPED)
 
 # The numbers of the element types, as NumPy names them (bfloat16 has no
 # NumPy type of its own).
@@ -73,6 +74,8 @@ def escape(key: Key) -> str:
     """The part of a record name that one key gives."""
     if isinstance(key, int):
         return str(key)
+    if _ESCAPED_SET.isdisjoint(key):
+        return key
     return ''.join(''.join('%%%02X' % b for b in c.encode('utf-8'))
                    if c in _ESCAPED else c for c in key)
 
@@ -140,16 +143,34 @@ def check_int64_exact(numpy, keys, array, unsigned):
                       int(Serio.Error.DOMAIN))
 
 
+# The element type of the NumPy dtypes of native byte order, which are
+# the ones met most: dtype.name takes far longer than a lookup.
+_NATIVE_DTYPES = {}
+
+
+def _dtype_name(numpy, dtype):
+    if not _NATIVE_DTYPES:
+        _NATIVE_DTYPES.update((numpy.dtype(name), name) for name in DTYPES
+                              if name != 'bfloat16')
+    name = _NATIVE_DTYPES.get(dtype)
+    if name is not None:
+        return name
+    if dtype.kind not in 'fiub' or dtype.name not in DTYPES or dtype.itemsize > 8:
+        return None
+    return dtype.name
+
+
 def array_leaf(numpy, keys, array, kind):
     dtype = array.dtype
-    if dtype.kind not in 'fiub' or dtype.name not in DTYPES or dtype.itemsize > 8:
+    name = _dtype_name(numpy, dtype)
+    if name is None:
         raise _refuse(keys, 'a %s array cannot be stored exactly: the element types '
                       'are %s' % (dtype, ', '.join(DTYPES)))
     if array.ndim > Serio.SHAPE_MAX_DIMS:
         raise _refuse(keys, '%d dimensions, more than %d' % (array.ndim, Serio.SHAPE_MAX_DIMS))
-    if dtype.name in ('int64', 'uint64'):
+    if name in ('int64', 'uint64'):
         check_int64_exact(numpy, keys, array, dtype.kind == 'u')
-    return Leaf(keys, name_of(keys), kind, array, dtype.name, tuple(array.shape))
+    return Leaf(keys, name_of(keys), kind, array, name, array.shape)
 
 
 def _tensor_leaf(torch, numpy, keys, tensor):

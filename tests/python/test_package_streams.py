@@ -254,18 +254,23 @@ class TestFailedSaveKeepsTheOldFile(TempDirTestCase):
         self.assertEqual(os.listdir(self.dir), ['model.serio'])
 
     def test_interrupted_while_writing(self):
-        method = 'add_typed_bytes'
-        add = getattr(Serio.Writer, method)
+        # The package adds the pieces through ctypes where it can
+        # (_io._native.add_from, an ndarray a piece), else through
+        # Serio.Writer.add_typed_bytes (a GLib.Bytes a piece).
+        native = serio._io._native
+        owner, method = ((native, 'add_from') if native.add_typed is not None
+                         else (Serio.Writer, 'add_typed_bytes'))
+        add = getattr(owner, method)
         calls = []
 
-        def interrupted(writer, data, cancellable):
-            calls.append(data.get_size())
+        def interrupted(writer, data, *cancellable):
+            calls.append(data.nbytes if native.add_typed is not None else data.get_size())
             if len(calls) == 3:
                 raise KeyboardInterrupt
-            return add(writer, data, cancellable)
+            return add(writer, data, *cancellable)
 
         state = {'w': numpy.zeros(3 * LONG)}
-        with mock.patch.object(Serio.Writer, method, interrupted):
+        with mock.patch.object(owner, method, interrupted):
             with self.assertRaises(KeyboardInterrupt):
                 serio.save(self.path, state)
         # The tree, then two pieces of the array.
@@ -321,6 +326,92 @@ class TestMemory(TempDirTestCase):
             self.assertEqual((loaded['n_values'], loaded['dtype']), (self.N_VALUES, dtype))
             self.assertLessEqual(loaded['growth'], 1.25 * loaded['array_bytes'] + 64 * MiB,
                                  loaded)
+
+
+class TestDirectPaths(TempDirTestCase):
+    """The values go between the library and the arrays' memory through
+    ctypes (_io._native) where it can; without it, through GLib.Bytes.
+    Both give the same file and the same arrays, bit for bit."""
+
+    def state(self):
+        rng = numpy.random.default_rng(21)
+        wide = rng.standard_normal((6, 5))
+        state = {
+            'f32': (rng.standard_normal(3000) * 0.05).astype(numpy.float32),
+            'f64': wide,
+            'view': wide[:, ::2],                      # not contiguous: converted
+            'big': numpy.arange(7, dtype='>i4'),       # not native: converted
+            'f16': numpy.arange(-4, 4, dtype=numpy.float16).reshape(2, 4),
+            'u64': numpy.array([0, 2 ** 53, 2 ** 63], dtype=numpy.uint64),
+            'mask': numpy.array([True, False, True]),
+            'empty': numpy.zeros((0, 3), dtype=numpy.float32),
+            'step': 7,
+        }
+        if torch is not None:
+            state['bf16'] = torch.arange(-3, 3, dtype=torch.float32).to(torch.bfloat16)
+            state['t32'] = torch.linspace(-1, 1, 10).reshape(2, 5)
+        return state
+
+    def round_trip(self, name, direct):
+        path = self.dir / name
+        native = serio._io._native
+        if direct:
+            serio.save(path, self.state())
+            return path.read_bytes(), serio.load(path)
+        with mock.patch.object(native, 'add_typed', None), \
+                mock.patch.object(native, 'read_typed', None):
+            serio.save(path, self.state())
+            return path.read_bytes(), serio.load(path)
+
+    def test_direct_and_through_bytes_agree(self):
+        if serio._io._native.read_typed is None:
+            self.skipTest('the library\'s symbols are not reachable through ctypes')
+        reads = []
+        read_into = serio._io._native.read_into
+
+        def counted(*args):
+            reads.append(args[2])
+            return read_into(*args)
+
+        with mock.patch.object(serio._io._native, 'read_into', counted):
+            text, direct = self.round_trip('direct.serio', True)
+        # Every record, the tree and the empty one too, came in through ctypes.
+        self.assertEqual(len(reads), len(self.state()) + 1)
+        other_text, other = self.round_trip('bytes.serio', False)
+        self.assertEqual(text, other_text)
+        self.assertEqual(list(direct), list(other))
+        for key, value in direct.items():
+            self.assertIs(type(value), type(other[key]), key)
+            if torch is not None and isinstance(value, torch.Tensor):
+                self.assertEqual(value.dtype, other[key].dtype, key)
+                value, other_value = value.view(-1).view(torch.uint8), other[key].view(-1).view(torch.uint8)
+                self.assertEqual(value.numpy().tobytes(), other_value.numpy().tobytes(), key)
+            elif isinstance(value, numpy.ndarray):
+                self.assertEqual((value.dtype, value.shape), (other[key].dtype, other[key].shape))
+                self.assertEqual(bits(value), bits(other[key]), key)
+                self.assertTrue(value.flags.writeable, key)
+            else:
+                self.assertEqual(value, other[key], key)
+        self.assertEqual(bits(direct['big']), bits(numpy.arange(7, dtype=numpy.int32)))
+
+    def test_a_count_beyond_the_file_is_not_allocated_at_once(self):
+        # 10^12 values declared in a file of a few bytes: the growing path,
+        # and the library's error that the record is cut short.
+        path = self.write('short.serio', b'v1|w@float32[1000000000000]|1000000000000|1,2\n')
+        reads = []
+        with mock.patch.object(serio._io._native, 'read_into',
+                               lambda *args: reads.append(args)):
+            with self.assertRaises(serio.DataError):
+                serio.load(path)
+        self.assertEqual(reads, [])
+
+    def test_errors_of_the_direct_path(self):
+        # A value a float32 cannot hold, found by the library while the
+        # values go straight into the array: a DOMAIN DataError.
+        path = self.write('bad.serio', b'v1|w@float32[3]|3|1,1p-200,2\n')
+        with self.assertRaises(serio.DataError) as caught:
+            serio.load(path)
+        self.assert_code(caught, Serio.Error.DOMAIN)
 
 
 if __name__ == '__main__':

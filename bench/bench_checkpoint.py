@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Copyright 2026 The libserio authors
+
+"""Checkpoint speed from Python: serio.save/serio.load against the C
+library (Serio.Bundle from_file/save_to_file) on the same file,
+torch.save/torch.load and np.savez/np.load on the same data, and a model
+of many small tensors against one array of the same total size.
+
+Each figure is the best of --reps runs, each in a fresh process (so that
+no run finds the previous one's pages or imports warm), files on tmpfs
+(/dev/shm) unless --dir says otherwise, all threads:
+
+    build/bench/bench_checkpoint.py [--values 30000000] [--arrays 4]
+        [--small 10000] [--reps 3] [--dir /dev/shm]
+    meson compile -C build bench-checkpoint
+"""
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+SEED = 21
+
+
+def data(values, arrays):
+    import numpy as np
+    rng = np.random.default_rng(SEED)
+    per = values // arrays
+    return {'layer%d.weight' % i: (rng.standard_normal(per) * 0.05).astype(np.float32)
+            for i in range(arrays)}
+
+
+def one(op, path, values, arrays):
+    """Run one operation in this process and return its seconds."""
+    import gi
+    gi.require_version('Serio', '1.0')
+    import numpy as np
+    state = data(values, arrays) if op.endswith('save') else None
+    if op.startswith('torch'):
+        import torch
+        if state is not None:
+            state = {k: torch.from_numpy(v) for k, v in state.items()}
+    if op == 'c-save':
+        from gi.repository import Gio, GLib, Serio
+        bundle = Serio.Bundle.new()
+        for key, value in state.items():
+            bundle.append_typed(key, Serio.Dtype.FLOAT32, [value.shape[0]],
+                                GLib.Bytes.new(memoryview(value).cast('B')))
+    if op in ('serio-load', 'c-load', 'c-save'):
+        from gi.repository import Gio, Serio  # noqa: F401
+    import serio
+    start = time.perf_counter()
+    if op == 'serio-save':
+        serio.save(path, state)
+    elif op == 'serio-load':
+        loaded = serio.load(path)
+        assert sum(v.size for v in loaded.values()) == values // arrays * arrays
+    elif op == 'c-save':
+        bundle.save_to_file(Gio.File.new_for_path(path), None)
+    elif op == 'c-load':
+        bundle = Serio.Bundle.from_file(Gio.File.new_for_path(path), None)
+        assert bundle.get_n_arrays() == arrays + 1  # + serio.tree
+    elif op == 'torch-save':
+        torch.save(state, path)
+    elif op == 'torch-load':
+        loaded = torch.load(path)
+        assert sum(v.numel() for v in loaded.values()) == values // arrays * arrays
+    elif op == 'numpy-save':
+        np.savez(path, **state)
+    elif op == 'numpy-load':
+        with np.load(path) as npz:
+            loaded = {k: npz[k] for k in npz.files}
+        assert sum(v.size for v in loaded.values()) == values // arrays * arrays
+    else:
+        raise SystemExit('unknown operation %s' % op)
+    return time.perf_counter() - start
+
+
+def fresh(op, path, values, arrays, reps):
+    best = None
+    for _ in range(reps):
+        out = subprocess.run([sys.executable, '-B', __file__, '--one', op, path,
+                              str(values), str(arrays)],
+                             check=True, stdout=subprocess.PIPE, text=True).stdout
+        seconds = float(out.split()[-1])
+        best = seconds if best is None else min(best, seconds)
+    return best
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--values', type=int, default=30_000_000)
+    parser.add_argument('--arrays', type=int, default=4)
+    parser.add_argument('--small', type=int, default=10_000,
+                        help='the count of small tensors of the many-arrays case')
+    parser.add_argument('--reps', type=int, default=3)
+    parser.add_argument('--dir', default='/dev/shm' if os.path.isdir('/dev/shm') else None)
+    parser.add_argument('--one', nargs=4, metavar=('OP', 'PATH', 'VALUES', 'ARRAYS'),
+                        help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        op, path, values, arrays = args.one
+        print('%.6f' % one(op, path, int(values), int(arrays)))
+        return
+
+    import torch  # noqa: F401  (fails early if it is missing)
+    print('Python checkpoints: %d float32 values in %d arrays, %s, threads %s, '
+          'best of %d fresh processes' % (args.values, args.arrays, args.dir,
+                                          os.environ.get('SERIO_THREADS', 'all'), args.reps))
+    try:
+        cpu = [l for l in open('/proc/cpuinfo') if l.startswith('model name')][0]
+        print('CPU:%s, %d cores' % (cpu.split(':', 1)[1].rstrip(), os.cpu_count()))
+    except (OSError, IndexError):
+        pass
+    work = tempfile.mkdtemp(prefix='serio-bench-', dir=args.dir)
+    try:
+        files = {kind: os.path.join(work, 'ckpt.' + kind)
+                 for kind in ('serio', 'c', 'torch', 'numpy')}
+        files['numpy'] += '.npz'
+        rows = []
+        for kind in ('serio', 'c', 'torch', 'numpy'):
+            save = fresh(kind + '-save', files[kind], args.values, args.arrays, args.reps)
+            # The C library reads the file serio.save wrote.
+            source = files['serio'] if kind == 'c' else files[kind]
+            load = fresh(kind + '-load', source, args.values, args.arrays, args.reps)
+            rows.append((kind, save, load, os.path.getsize(files[kind])))
+        ref = {kind: (save, load) for kind, save, load, _ in rows}
+        print('%-8s %10s %10s %8s %8s %8s %8s %12s' % ('', 'save s', 'load s', 'save/C',
+                                                    'load/C', 'save/tch', 'load/tch', 'bytes'))
+        for kind, save, load, size in rows:
+            print('%-8s %10.3f %10.3f %8.2f %8.2f %8.2f %8.2f %12d' % (
+                kind, save, load, save / ref['c'][0], load / ref['c'][1],
+                save / ref['torch'][0], load / ref['torch'][1], size))
+
+        # Many small arrays against one of the same total size.
+        small = files['serio'] + '.small'
+        big = files['serio'] + '.big'
+        total = args.values // args.arrays
+        per = max(1, total // args.small)
+        t_small = (fresh('serio-save', small, per * args.small, args.small, args.reps),
+                   fresh('serio-load', small, per * args.small, args.small, args.reps))
+        t_big = (fresh('serio-save', big, per * args.small, 1, args.reps),
+                 fresh('serio-load', big, per * args.small, 1, args.reps))
+        print('%d arrays of %d float32 values against 1 of %d: save %.3f s / %.3f s '
+              '= %.2f×, load %.3f s / %.3f s = %.2f×' % (
+                  args.small, per, per * args.small, t_small[0], t_big[0],
+                  t_small[0] / t_big[0], t_small[1], t_big[1], t_small[1] / t_big[1]))
+    finally:
+        shutil.rmtree(work)
+
+
+if __name__ == '__main__':
+    main()
