@@ -445,18 +445,24 @@ write_token (char     *out,
   if ((unsigned int) e <= (unsigned int) zeros - 2)
     return write_u64 (out, m << e, (int) length + e, simd);
 
-#ifdef SERIO_CODEC_SSE2
   /* 2^50 > 10^15 and 2^53 < 10^16: 16 digits with no count, the case of
    * seven significands in eight (a length of 51 bits or more) */
-  if (simd && zeros <= 13)
+  if (zeros <= 13)
     {
       guint64 high = m / 100000000;
 
-      _mm_storeu_si128 ((__m128i *) (void *) out,
-                        digits16_sse2 ((guint32) high, (guint32) (m - high * 100000000)));
+#ifdef SERIO_CODEC_SSE2
+      if (simd)
+        _mm_storeu_si128 ((__m128i *) (void *) out,
+                          digits16_sse2 ((guint32) high, (guint32) (m - high * 100000000)));
+      else
+#endif
+        {
+          store8 (out, digits8 ((guint32) high));
+          store8 (out + 8, digits8 ((guint32) (m - high * 100000000)));
+        }
       return write_exponent_at (out + 16, index);
     }
-#endif
 
   out = write_u64 (out, m, (int) length, simd);
   return write_exponent_at (out, index);
