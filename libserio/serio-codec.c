@@ -414,36 +414,48 @@ write_token_general (char     *out,
  * exponent of 1 to 2046, one comparison). The significand is taken with
  * its leading 1 at bit 63, so that the count of its trailing zeros gives
  * both its length and the index of the exponent's text, with no count of
- * its bits and no sign extension. */
+ * its bits and no sign extension. With @comma, a comma first, stored
+ * with the sign in one go. */
 G_ALWAYS_INLINE static inline char *
-write_token (char     *out,
-             double    value,
-             gboolean  simd)
+write_token_after (char     *out,
+                   double    value,
+                   gboolean  comma,
+                   gboolean  simd)
 {
   guint64 bits = double_to_bits (value);
   guint64 biased = (bits >> FRAC_BITS) & EXP_MASK;
   guint64 left, m, zeros;
-  unsigned int length;
   gsize index;
   int e;
 
   if (G_UNLIKELY (biased - 1 >= EXP_MASK - 1))
-    return write_token_general (out, bits, simd);
+    {
+      if (comma)
+        *out++ = ',';
+      return write_token_general (out, bits, simd);
+    }
 
-  *out = '-';
-  out += bits >> 63;
+  if (comma)
+    {
+      memcpy (out, ",-", 2);
+      out += 1 + (bits >> 63);
+    }
+  else
+    {
+      *out = '-';
+      out += bits >> 63;
+    }
 
   /* 1, the 52 bits of the fraction, 11 zeros */
   left = (bits << 11) | SIGN_BIT;
   zeros = (guint) __builtin_ctzll (left);
   m = left >> zeros;
-  length = 64 - (unsigned int) zeros;
   /* e = biased - 1075 + (zeros - 11), and e - SERIO_MIN_EXPONENT */
   index = biased + zeros - 12;
   e = (int) index + SERIO_MIN_EXPONENT;
 
   if ((unsigned int) e <= (unsigned int) zeros - 2)
-    return write_u64 (out, m << e, (int) length + e, simd);
+    return write_u64 (out, m << e, (int) (64 - zeros) + e, simd);
 
   /* 2^50 > 10^15 and 2^53 < 10^16: 16 digits with no count, the case of
    * seven significands in eight (a length of 51 bits or more) */
@@ -464,8 +476,16 @@ write_token (char     *out,
       return write_exponent_at (out + 16, index);
     }
 
-  out = write_u64 (out, m, (int) length, simd);
+  out = write_u64 (out, m, (int) (64 - zeros), simd);
   return write_exponent_at (out, index);
+}
+
+G_ALWAYS_INLINE static inline char *
+write_token (char     *out,
+             double    value,
+             gboolean  simd)
+{
+  return write_token_after (out, value, FALSE, simd);
 }
 
 char *
@@ -530,16 +550,11 @@ write_tokens (char         *out,
   /* two a turn: half the loop's own instructions */
   for (; i + 2 <= n_values; i += 2)
     {
-      *out++ = ',';
-      out = write_token (out, values[i], simd);
-      *out++ = ',';
-      out = write_token (out, values[i + 1], simd);
+      out = write_token_after (out, values[i], TRUE, simd);
+      out = write_token_after (out, values[i + 1], TRUE, simd);
     }
   if (i < n_values)
-    {
-      *out++ = ',';
-      out = write_token (out, values[i], simd);
-    }
+    out = write_token_after (out, values[i], TRUE, simd);
 
   return out;
 }
