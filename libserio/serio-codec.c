@@ -223,9 +223,9 @@ digits16_sse2 (guint32 high,
   /* opaque to the compiler, which would otherwise turn the two multiplies
    * by a constant into chains of shifts and adds, 4-6 instructions each */
   __m128i hundred = _mm_set1_epi16 (100);
-  __m128i ten = _mm_set1_epi16 (10);
+  __m128i ten_and_ascii = _mm_set1_epi16 (10 * 256 - 1);
 #ifdef __GNUC__
-  __asm__ ("" : "+x" (hundred), "+x" (ten));
+  __asm__ ("" : "+x" (hundred), "+x" (ten_and_ascii));
 #endif
   /* 64-bit lanes [high, low] */
   __m128i v = _mm_set_epi32 (0, (int) low, 0, (int) high);
@@ -240,9 +240,11 @@ digits16_sse2 (guint32 high,
   __m128i pairs = _mm_or_si128 (pairs_high, _mm_slli_epi32 (pairs_low, 16));
   /* x / 10 for x < 100 is x·6554 >> 16 */
   __m128i tens = _mm_mulhi_epu16 (pairs, _mm_set1_epi16 (6554));
-  __m128i ones = _mm_sub_epi16 (pairs, _mm_mullo_epi16 (tens, ten));
 
-  return _mm_add_epi8 (_mm_or_si128 (tens, _mm_slli_epi16 (ones, 8)), _mm_set1_epi8 ('0'));
+  /* each lane '0' + tens, then '0' + ones (x - 10·tens) in the byte above:
+   * 256·x - 2559·tens + 0x3030, one multiply, no mask */
+  return _mm_sub_epi16 (_mm_add_epi16 (_mm_slli_epi16 (pairs, 8), _mm_set1_epi16 (0x3030)),
+                        _mm_mullo_epi16 (tens, ten_and_ascii));
 }
 #endif
 
