@@ -35,7 +35,7 @@ their values, and converts them from and to NumPy's
 files. It reads files exactly as the library does, so a file that
 .B serio check
 accepts is one that
-.BR serio_bundle_from_file ()
+.BR serio_bundle_new_from_file ()
 loads.
 .PP
 .B serio \-\-help

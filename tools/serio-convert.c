@@ -300,8 +300,8 @@ numpy_to_serio (const char *in,
       print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
     }
-  writer = plain ? serio_writer_new_plain (_serio_save_get_stream (save)) :
-                   serio_writer_new (_serio_save_get_stream (save));
+  writer = plain ? serio_writer_new (_serio_save_get_stream (save), SERIO_SAVE_FLAGS_PLAIN) :
+                   serio_writer_new (_serio_save_get_stream (save), SERIO_SAVE_FLAGS_NONE);
   c.writer = writer;
 
   if (in_format == FORMAT_NPZ)
@@ -336,7 +336,7 @@ numpy_to_serio (const char *in,
     }
 
   print_notes (&c);
-  if (!serio_writer_finish (writer, NULL, &error) ||
+  if (!serio_writer_end (writer, NULL, &error) ||
       !_serio_save_commit (g_steal_pointer (&save), NULL, &error))
     {
       print_file_error (out, &error);

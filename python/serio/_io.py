@@ -107,6 +107,10 @@ class RecordWriter:
         self.numpy = numpy_module()
         self.writer = writer
         self.path = path
+        # progress(done, total) in bytes of values, when asked for
+        self.progress = None
+        self.total = 0
+        self.done = 0
 
     def write(self, base: str, dtype: str, shape, source, key: Optional[str] = None) -> None:
         """Write one record of source (an ndarray or tensor of that shape)."""
@@ -119,6 +123,9 @@ class RecordWriter:
             for piece in _pieces(source, CHUNK_VALUES):
                 part = _piece_array(numpy, piece, dtype)
                 self.writer.add_typed_bytes(GLib.Bytes.new(part.tobytes()), None)
+                if self.progress is not None:
+                    self.done += part.nbytes
+                    self.progress(self.done, self.total)
         except GLib.Error as error:
             raise _errors.from_glib(error, path=self.path, key=key) from None
 
@@ -191,14 +198,14 @@ def fit(numpy, part, dtype: str, path, key, first: int):
 class RecordReader:
     """Reads the records of a text through a Serio.Reader, each typed."""
 
-    def __init__(self, stream: Gio.InputStream, path: Optional[str]) -> None:
+    def __init__(self, reader: Serio.Reader, path: Optional[str]) -> None:
         self.numpy = numpy_module()
-        self.stream = stream
+        self.stream = reader.get_stream()
         self.path = path
-        self.reader = Serio.Reader.new(stream)
+        self.reader = reader
 
     def _glib(self, error, key=None):
-        return _errors.from_glib(error, path=self.path, key=key)
+        return _errors.from_glib(error, path=self.path, key=key, reader=self.reader)
 
     def next(self, key: Optional[str] = None) -> bool:
         """Move to the next record; key is the one a tree expects there,
@@ -285,13 +292,17 @@ class RecordReader:
         self.stream.close(None)
 
 
-def open_reader(path) -> RecordReader:
+def open_reader(path, progress=None) -> RecordReader:
+    """A RecordReader of the file at path; progress, when given, is called
+    as progress(done, total) with the bytes read and the file's size."""
     file, name = as_file(path)
     try:
-        stream = file.read(None)
+        reader = Serio.Reader.new_for_file(file, None)
     except GLib.Error as error:
         raise _errors.from_glib(error, path=name) from None
-    return RecordReader(stream, name)
+    if progress is not None:
+        reader.set_progress_callback(lambda done, total: progress(int(done), int(total)))
+    return RecordReader(reader, name)
 
 
 def to_value(numpy, kind: str, array, dtype: str, key: str, path):

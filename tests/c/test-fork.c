@@ -60,8 +60,8 @@ static gboolean
 same_bundles (SerioBundle *a,
               SerioBundle *b)
 {
-  g_autoptr(GBytes) text_a = serio_bundle_to_bytes (a);
-  g_autoptr(GBytes) text_b = serio_bundle_to_bytes (b);
+  g_autoptr(GBytes) text_a = serio_bundle_to_bytes (a, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(GBytes) text_b = serio_bundle_to_bytes (b, SERIO_SAVE_FLAGS_PLAIN);
 
   if (serio_bundle_get_n_arrays (a) != serio_bundle_get_n_arrays (b))
     return FALSE;
@@ -132,17 +132,17 @@ child_save_and_load (gpointer data)
 {
   const char *dir = data;
   g_autoptr(SerioBundle) bundle = make_bundle (7);
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
-  g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (text, NULL);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(SerioBundle) parsed = serio_bundle_new_from_bytes (text, NULL);
   g_autofree char *path = g_build_filename (dir, "child.serio", NULL);
   g_autoptr(GFile) file = g_file_new_for_path (path);
   g_autoptr(SerioBundle) loaded = NULL;
 
   if (parsed == NULL || !same_bundles (parsed, bundle))
     return 1;
-  if (!serio_bundle_save_to_file (bundle, file, NULL, NULL))
+  if (!serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, NULL))
     return 2;
-  loaded = serio_bundle_from_file (file, NULL, NULL);
+  loaded = serio_bundle_new_from_file (file, NULL, NULL, NULL, NULL);
   if (loaded == NULL || !same_bundles (loaded, bundle))
     return 3;
   g_unlink (path);
@@ -168,8 +168,8 @@ static void
 test_after_bundle (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (1);
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
-  g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (text, NULL);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(SerioBundle) parsed = serio_bundle_new_from_bytes (text, NULL);
   g_autofree char *dir = make_dir ();
 
   g_test_summary ("After parallel to_bytes and from_bytes in the parent, a forked "
@@ -184,7 +184,7 @@ test_after_bundle (void)
   assert_child_succeeds (child_save_and_load, dir);
   /* And again: the parent's threads still work after the fork. */
   {
-    g_autoptr(GBytes) again = serio_bundle_to_bytes (bundle);
+    g_autoptr(GBytes) again = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
 
     g_assert_true (g_bytes_equal (again, text));
   }
@@ -216,7 +216,7 @@ child_streams (gpointer data)
 
   /* The writer's second array, with threads, then the whole text. */
   if (!serio_writer_write_array (s->writer, "second", s->values, N_VALUES, NULL, NULL) ||
-      !serio_writer_finish (s->writer, NULL, NULL))
+      !serio_writer_end (s->writer, NULL, NULL))
     return 10;
   text = g_bytes_new (g_memory_output_stream_get_data (s->written),
                       g_memory_output_stream_get_data_size (s->written));
@@ -268,7 +268,7 @@ test_streams (void)
   g_autoptr(GBytes) expected = NULL;
   g_autoptr(GBytes) reader_text = NULL;
   g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new (out);
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GInputStream) in = NULL;
   g_autoptr(SerioReader) reader = NULL;
   g_autoptr(GError) error = NULL;
@@ -283,7 +283,7 @@ test_streams (void)
 
   serio_bundle_append (both, "first", values, N_VALUES);
   serio_bundle_append (both, "second", values, N_VALUES);
-  expected = serio_bundle_to_sealed_bytes (both);
+  expected = serio_bundle_to_bytes (both, SERIO_SAVE_FLAGS_NONE);
 
   serio_writer_set_threads (writer, 4);
   g_assert_true (serio_writer_write_array (writer, "first", values, N_VALUES, NULL, &error));
@@ -293,7 +293,7 @@ test_streams (void)
     g_autoptr(SerioBundle) one = serio_bundle_new ();
 
     serio_bundle_append (one, "w", values, N_VALUES);
-    reader_text = serio_bundle_to_bytes (one);
+    reader_text = serio_bundle_to_bytes (one, SERIO_SAVE_FLAGS_PLAIN);
   }
   in = g_memory_input_stream_new_from_bytes (reader_text);
   reader = serio_reader_new (in);
@@ -310,7 +310,7 @@ test_streams (void)
 
   /* The parent's copies go on as if nothing happened. */
   g_assert_true (serio_writer_write_array (writer, "second", values, N_VALUES, NULL, &error));
-  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_true (serio_writer_end (writer, NULL, &error));
   g_assert_no_error (error);
   {
     GMemoryOutputStream *memory = G_MEMORY_OUTPUT_STREAM (out);
@@ -345,7 +345,7 @@ busy_thread (gpointer data)
     {
       g_autoptr(GInputStream) in = g_memory_input_stream_new_from_bytes (busy->text);
       g_autoptr(SerioReader) reader = serio_reader_new (in);
-      g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (busy->text, NULL);
+      g_autoptr(SerioBundle) parsed = serio_bundle_new_from_bytes (busy->text, NULL);
       gsize n_read = 0;
 
       serio_reader_set_threads (reader, 4);
@@ -363,7 +363,7 @@ static void
 test_busy (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (3);
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_autofree char *dir = make_dir ();
   Busy busy = { text, 0, 0, 0 };
   GThread *thread;
