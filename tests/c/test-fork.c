@@ -150,6 +150,113 @@ child_save_and_load (gpointer data)
   return 0;
 }
 
+/* The asynchronous calls, from a main loop: a save, then a load of what
+ * it wrote, and a write to a stream and a load from it. */
+typedef struct
+{
+  GMainLoop   *loop;
+  SerioBundle *loaded;
+  gboolean     saved;
+  guint        pending;
+} AsyncChild;
+
+static void
+child_saved_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      data)
+{
+  AsyncChild *child = data;
+
+  child->saved = serio_bundle_save_to_file_finish (SERIO_BUNDLE (source), result, NULL);
+  g_main_loop_quit (child->loop);
+}
+
+static void
+child_loaded_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      data)
+{
+  AsyncChild *child = data;
+
+  child->loaded = serio_bundle_new_from_file_finish (result, NULL);
+  g_main_loop_quit (child->loop);
+}
+
+static void
+child_written_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      data)
+{
+  AsyncChild *child = data;
+
+  child->saved = serio_bundle_write_to_stream_finish (SERIO_BUNDLE (source), result, NULL);
+  g_main_loop_quit (child->loop);
+}
+
+static void
+child_read_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      data)
+{
+  AsyncChild *child = data;
+
+  child->loaded = serio_bundle_new_from_stream_finish (result, NULL);
+  g_main_loop_quit (child->loop);
+}
+
+/* Runs the asynchronous calls once; returns 0 or the number of the check
+ * that failed (a call that never completes hangs, which the parent's
+ * deadline catches). */
+static int
+save_and_load_async (const char *dir,
+                     int         first_check)
+{
+  g_autoptr(SerioBundle) bundle = make_bundle (11);
+  g_autofree char *path = g_build_filename (dir, "async.serio", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
+  g_autoptr(GBytes) written = NULL;
+  g_autoptr(GInputStream) in = NULL;
+  AsyncChild child = { loop, NULL, FALSE, 0 };
+
+  serio_bundle_save_to_file_async (bundle, file, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT, NULL,
+                                   NULL, NULL, NULL, child_saved_cb, &child);
+  g_main_loop_run (loop);
+  if (!child.saved)
+    return first_check;
+
+  serio_bundle_new_from_file_async (file, G_PRIORITY_DEFAULT, NULL, NULL, NULL, NULL,
+                                    child_loaded_cb, &child);
+  g_main_loop_run (loop);
+  if (child.loaded == NULL || !same_bundles (child.loaded, bundle))
+    return first_check + 1;
+  g_clear_object (&child.loaded);
+  g_unlink (path);
+
+  child.saved = FALSE;
+  serio_bundle_write_to_stream_async (bundle, out, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT, NULL,
+                                      child_written_cb, &child);
+  g_main_loop_run (loop);
+  if (!child.saved || !g_output_stream_close (out, NULL, NULL))
+    return first_check + 2;
+  written = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+  in = g_memory_input_stream_new_from_bytes (written);
+  serio_bundle_new_from_stream_async (in, G_PRIORITY_DEFAULT, NULL, child_read_cb, &child);
+  g_main_loop_run (loop);
+  if (child.loaded == NULL || !same_bundles (child.loaded, bundle))
+    return first_check + 3;
+  g_clear_object (&child.loaded);
+
+  return 0;
+}
+
+static int
+child_async (gpointer data)
+{
+  return save_and_load_async (data, 10);
+}
+
 static char *
 make_dir (void)
 {
@@ -390,6 +497,26 @@ test_busy (void)
   g_assert_no_errno (g_rmdir (dir));
 }
 
+static void
+test_async (void)
+{
+  g_autofree char *dir = make_dir ();
+
+  g_test_summary ("The bundle's asynchronous loads and saves complete in a child "
+                  "forked after the parent used them: they run on libserio's own "
+                  "threads. On GLib's shared GTask pool, whose threads the parent's "
+                  "calls had started, the child's calls never completed.");
+
+  /* The parent's own asynchronous calls first, as a program does before
+   * it forks workers. */
+  g_assert_cmpint (save_and_load_async (dir, 1), ==, 0);
+  assert_child_succeeds (child_async, dir);
+  /* and the parent's calls still work afterwards */
+  g_assert_cmpint (save_and_load_async (dir, 1), ==, 0);
+
+  g_assert_no_errno (g_rmdir (dir));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -399,6 +526,7 @@ main (int   argc,
   g_test_add_func ("/fork/after-bundle", test_after_bundle);
   g_test_add_func ("/fork/streams", test_streams);
   g_test_add_func ("/fork/busy-thread", test_busy);
+  g_test_add_func ("/fork/async", test_async);
 
   return g_test_run ();
 }
