@@ -203,6 +203,13 @@ class RecordReader:
         self.stream = reader.get_stream()
         self.path = path
         self.reader = reader
+        # what the progress callback raised (PyGObject would only print
+        # it): raised again after the library call it interrupted
+        self.raised: list = []
+
+    def _check_progress(self) -> None:
+        if self.raised:
+            raise self.raised.pop(0)
 
     def _glib(self, error, key=None):
         return _errors.from_glib(error, path=self.path, key=key, reader=self.reader)
@@ -211,9 +218,12 @@ class RecordReader:
         """Move to the next record; key is the one a tree expects there,
         which an error then names."""
         try:
-            return self.reader.next(None)
+            found = self.reader.next(None)
         except GLib.Error as error:
+            self._check_progress()
             raise self._glib(error, key) from None
+        self._check_progress()
+        return found
 
     def header(self) -> Tuple[str, str, Tuple[int, ...]]:
         """The base name, element type and shape of the current record."""
@@ -247,6 +257,7 @@ class RecordReader:
         try:
             while True:
                 data = reader.read_typed_bytes(CHUNK_VALUES, None).get_data()
+                self._check_progress()
                 if not data:
                     break
                 part = numpy.frombuffer(data, dtype=storage_dtype(numpy, dtype))
@@ -300,9 +311,15 @@ def open_reader(path, progress=None) -> RecordReader:
         reader = Serio.Reader.new_for_file(file, None)
     except GLib.Error as error:
         raise _errors.from_glib(error, path=name) from None
+    records = RecordReader(reader, name)
     if progress is not None:
-        reader.set_progress_callback(lambda done, total: progress(int(done), int(total)))
-    return RecordReader(reader, name)
+        def report(done, total):
+            try:
+                progress(int(done), int(total))
+            except BaseException as error:  # KeyboardInterrupt included
+                records.raised.append(error)
+        reader.set_progress_callback(report)
+    return records
 
 
 def to_value(numpy, kind: str, array, dtype: str, key: str, path):

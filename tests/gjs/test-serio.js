@@ -289,5 +289,68 @@ test('shapes: append_with_shape, get_shape, get_base_name, lookup', () => {
     assertSameBits(b.get_values(0), [1, 2, 3, 4, 5, 6]);
 });
 
+function assertProgress(reports, total, minReports, what) {
+    assert(reports.length >= minReports, `${what}: ${reports.length} reports, at least ${minReports}`);
+    for (let i = 0; i < reports.length; i++) {
+        assertEqual(reports[i][1], total, `${what}: total of report ${i}`);
+        if (i > 0)
+            assert(reports[i][0] > reports[i - 1][0], `${what}: report ${i} goes up`);
+    }
+    assertEqual(reports[reports.length - 1][0], total, `${what}: the last report is the total`);
+}
+
+test('async save and load report progress on the main loop before the result', () => {
+    const n = 3 * 1024 * 1024;
+    const values = new Float64Array(n);
+    for (let i = 0; i < n; i++)
+        values[i] = (i % 1000003) / 1024;
+    const b = Serio.Bundle.new();
+    b.append_bytes('big', new GLib.Bytes(new Uint8Array(values.buffer)));
+    const dir = GLib.dir_make_tmp('serio-gjs-XXXXXX');
+    const file = Gio.File.new_for_path(GLib.build_filenamev([dir, 'big.serio']));
+    const loop = GLib.MainLoop.new(null, false);
+    const saving = [], loading = [];
+    let saved = false, loaded = null, reportsAtSave = -1, reportsAtLoad = -1;
+
+    b.save_to_file_async(file, Serio.SaveFlags.NONE, GLib.PRIORITY_DEFAULT, null,
+        (done, total) => {
+            assert(!saved, 'no save report after the result');
+            saving.push([done, total]);
+        },
+        (source, result) => {
+            saved = source.save_to_file_finish(result);
+            reportsAtSave = saving.length;
+            Serio.Bundle.new_from_file_async(file, GLib.PRIORITY_DEFAULT, null,
+                (done, total) => {
+                    assert(loaded === null, 'no load report after the result');
+                    loading.push([done, total]);
+                },
+                (_source, result2) => {
+                    loaded = Serio.Bundle.new_from_file_finish(result2);
+                    reportsAtLoad = loading.length;
+                    loop.quit();
+                });
+        });
+    GLib.timeout_add(GLib.PRIORITY_DEFAULT, 120000, () => {
+        loop.quit();
+        return GLib.SOURCE_REMOVE;
+    });
+    loop.run();
+    // a little longer: a report after the result would show here
+    const until = GLib.get_monotonic_time() + 200000;
+    while (GLib.get_monotonic_time() < until)
+        GLib.MainContext.default().iteration(false);
+
+    assert(saved, 'saved');
+    assert(loaded !== null && loaded.equal(b), 'loaded back');
+    assertEqual(saving.length, reportsAtSave, 'every save report came before the result');
+    assertEqual(loading.length, reportsAtLoad, 'every load report came before the result');
+    assertProgress(saving, n * 8, 3, 'save');
+    const size = file.query_info('standard::size', Gio.FileQueryInfoFlags.NONE, null).get_size();
+    assertProgress(loading, size, Math.floor(size / (1024 * 1024)), 'load');
+    file.delete(null);
+    GLib.rmdir(dir);
+});
+
 print(`1..${nTests}`);
 System.exit(nFailed > 0 ? 1 : 0);
