@@ -24,7 +24,9 @@
  * logs; it is not a cryptographic hash and gives no protection against
  * deliberate tampering. Use [func@Serio.compute_checksum_for_bytes] for data that may
  * hold NUL bytes. A checksum is usually shown as 8 lowercase hexadecimal
- * digits (`%08x`).
+ * digits (`%08x`). For data that comes in pieces, use a
+ * [struct@Serio.Checksum]. (Before 1.0 this was `serio_checksum()`, a
+ * name that the checksum type now has as its prefix.)
  *
  * Returns: the folded FNV-1a checksum of @text
  */
