@@ -22,6 +22,8 @@
 
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
 #include <math.h>
 #include <stdio.h>
@@ -29,7 +31,9 @@
 #include <string.h>
 #include <sys/utsname.h>
 #include <time.h>
+#include <unistd.h>
 
+#include <glib/gstdio.h>
 #include <serio.h>
 #ifdef HAVE_JSON_GLIB
 # include <json-glib/json-glib.h>
@@ -1098,12 +1102,368 @@ select_by_name (char       **names,
   return TRUE;
 }
 
+/* ------------------------------------------------------------------ */
+/* Instructions per value, under callgrind: the count of the machine's
+ * own instructions does not depend on the load of the machine. The
+ * program runs itself under valgrind, once per codec, data set and
+ * direction, with only the write or the read collected. */
+
+#define CALLGRIND_N 200000
+
+static const Codec *find_codec (const char *name);
+
+G_GNUC_NO_INLINE static void
+bench_cg_write (const Codec  *codec,
+                gpointer      prepared,
+                const double *values,
+                gsize         n,
+                Output       *out)
+{
+  codec->write (prepared, values, n, out);
+}
+
+G_GNUC_NO_INLINE static gboolean
+bench_cg_read (const Codec  *codec,
+               const Output *encoded,
+               gsize         n,
+               Output       *out,
+               GError      **error)
+{
+  return codec->read (encoded->data, encoded->size, n, out, error);
+}
+
+/* The child: "CODEC,SET,write" or "CODEC,SET,read". */
+static int
+callgrind_child (const char *spec)
+{
+  g_auto(GStrv) parts = g_strsplit (spec, ",", 3);
+  const Codec *codec = g_strv_length (parts) == 3 ? find_codec (parts[0]) : NULL;
+  const DataSet *set = NULL;
+  g_autofree double *values = NULL;
+  g_autoptr(GError) error = NULL;
+  Output encoded = { 0 }, decoded = { 0 };
+  gpointer prepared;
+
+  for (gsize i = 0; codec != NULL && i < G_N_ELEMENTS (data_sets); i++)
+    {
+      if (strcmp (data_sets[i].name, parts[1]) == 0)
+        set = &data_sets[i];
+    }
+  if (set == NULL)
+    return EXIT_FAILURE;
+
+  values = set->make (CALLGRIND_N);
+  prepared = codec->prepare != NULL ? codec->prepare (values, CALLGRIND_N) : NULL;
+  if (strcmp (parts[2], "write") == 0)
+    bench_cg_write (codec, prepared, values, CALLGRIND_N, &encoded);
+  else
+    {
+      codec->write (prepared, values, CALLGRIND_N, &encoded);
+      if (encoded.size == SIZE_IS_STRLEN)
+        encoded.size = strlen (encoded.data);
+      if (!bench_cg_read (codec, &encoded, CALLGRIND_N, &decoded, &error) ||
+          count_mismatches (values, decoded.data, CALLGRIND_N) != 0)
+        return EXIT_FAILURE;
+    }
+
+  output_clear (&decoded);
+  output_clear (&encoded);
+  if (prepared != NULL)
+    codec->unprepare (prepared);
+  return EXIT_SUCCESS;
+}
+
+/* Instructions per value of one codec's write or read, or NAN. */
+static double
+callgrind_count (const char *valgrind,
+                 const char *codec,
+                 const char *set,
+                 const char *direction,
+                 const char *codec_path)
+{
+  g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
+  g_autofree char *out_file = NULL;
+  g_autofree char *out_arg = NULL;
+  g_autofree char *toggle = g_strdup_printf ("--toggle-collect=bench_cg_%s*", direction);
+  g_autofree char *spec = g_strdup_printf ("--callgrind-child=%s,%s,%s", codec, set, direction);
+  g_autofree char *contents = NULL;
+  g_auto(GStrv) envp = g_get_environ ();
+  g_auto(GStrv) lines = NULL;
+  int fd, status = 0;
+  double count = NAN;
+
+  if (self == NULL || (fd = g_file_open_tmp ("serio-bench-XXXXXX.callgrind", &out_file, NULL)) < 0)
+    return NAN;
+  close (fd);
+  out_arg = g_strdup_printf ("--callgrind-out-file=%s", out_file);
+
+  {
+    const char *argv[] = { valgrind, "--tool=callgrind", out_arg, toggle, self, spec, NULL };
+
+    envp = g_environ_setenv (envp, "SERIO_THREADS", "1", TRUE);
+    if (codec_path != NULL)
+      envp = g_environ_setenv (envp, "SERIO_CODEC", codec_path, TRUE);
+    else
+      envp = g_environ_unsetenv (envp, "SERIO_CODEC");
+    if (!g_spawn_sync (NULL, (char **) argv, envp, G_SPAWN_STDOUT_TO_DEV_NULL | G_SPAWN_STDERR_TO_DEV_NULL,
+                       NULL, NULL, NULL, NULL, &status, NULL) ||
+        !g_spawn_check_wait_status (status, NULL) ||
+        !g_file_get_contents (out_file, &contents, NULL, NULL))
+      {
+        g_unlink (out_file);
+        return NAN;
+      }
+  }
+  g_unlink (out_file);
+
+  lines = g_strsplit (contents, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      if (g_str_has_prefix (lines[i], "summary:") || g_str_has_prefix (lines[i], "totals:"))
+        {
+          count = g_ascii_strtod (strchr (lines[i], ':') + 1, NULL) / CALLGRIND_N;
+          break;
+        }
+    }
+
+  return count;
+}
+
+static void
+print_instructions (const gboolean *set_chosen)
+{
+  g_autofree char *valgrind = g_find_program_in_path ("valgrind");
+  /* libserio's two forms of the codec, and the usual peer */
+  static const struct { const char *label, *codec, *path; } rows[] = {
+    { "libserio (SSE2 where built)", "libserio", NULL },
+    { "libserio (portable, SERIO_CODEC=portable)", "libserio", "portable" },
+    { "%.17g / strtod", "printf-17g", NULL },
+  };
+
+  printf ("\nInstructions per value (callgrind, %d values, one thread)\n", CALLGRIND_N);
+  if (valgrind == NULL)
+    {
+      printf ("  valgrind not found: no instruction counts\n");
+      return;
+    }
+
+  for (gsize s = 0; s < G_N_ELEMENTS (data_sets); s++)
+    {
+      double peer_write = NAN, peer_read = NAN;
+      double counts[G_N_ELEMENTS (rows)][2];
+
+      if (!set_chosen[s])
+        continue;
+      for (gsize r = 0; r < G_N_ELEMENTS (rows); r++)
+        {
+          counts[r][0] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "write", rows[r].path);
+          counts[r][1] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "read", rows[r].path);
+        }
+      peer_write = counts[G_N_ELEMENTS (rows) - 1][0];
+      peer_read = counts[G_N_ELEMENTS (rows) - 1][1];
+
+      printf ("  %-8s %-44s %10s %10s\n", data_sets[s].name, "", "write", "read");
+      for (gsize r = 0; r < G_N_ELEMENTS (rows); r++)
+        printf ("           %-44s %10.1f %10.1f   (%.2fx / %.2fx of %%.17g/strtod)\n", rows[r].label,
+                counts[r][0], counts[r][1], counts[r][0] / peer_write, counts[r][1] / peer_read);
+    }
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads and the save's floor: wall time of libserio's calls with one
+ * and with two threads, and of the kernel taking a save's bytes. */
+
+#define THREADS_N 10000000
+#define THREADS_REPS 5
+
+static guint64
+clock_ns (clockid_t clock)
+{
+  struct timespec ts;
+
+  clock_gettime (clock, &ts);
+  return (guint64) ts.tv_sec * G_GUINT64_CONSTANT (1000000000) + (guint64) ts.tv_nsec;
+}
+
+typedef enum { OP_TO_BYTES, OP_FROM_BYTES, OP_SAVE, OP_FROM_FILE, OP_FLOOR, N_OPS } ThreadOp;
+
+static const char *const thread_op_names[N_OPS] = {
+  "to_bytes", "from_bytes", "save_to_file", "from_file", "write(2)+fsync (floor)",
+};
+
+/* Writes @text to @path with write(2) in pieces of 1 MiB and syncs it: no
+ * save of that text can be faster. */
+static gboolean
+write_and_sync (const char *path,
+                GBytes     *text)
+{
+  gsize size;
+  const char *data = g_bytes_get_data (text, &size);
+  int fd = g_open (path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  gboolean ok = fd >= 0;
+
+  for (gsize done = 0; ok && done < size; )
+    {
+      gssize written = write (fd, data + done, MIN (size - done, 1024 * 1024));
+
+      ok = written > 0;
+      done += MAX (written, 0);
+    }
+  ok = ok && fsync (fd) == 0;
+  if (fd >= 0)
+    close (fd);
+
+  return ok;
+}
+
+/* Wall, all threads' CPU and the calling thread's CPU time of one call. */
+typedef struct
+{
+  guint64 wall, cpu, caller;
+} OpTime;
+
+static OpTime
+time_thread_op (ThreadOp     op,
+                SerioBundle *bundle,
+                GBytes      *text,
+                GFile       *file,
+                const char  *floor_path)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SerioBundle) back = NULL;
+  g_autoptr(GBytes) bytes = NULL;
+  OpTime start = { clock_ns (CLOCK_MONOTONIC), clock_ns (CLOCK_PROCESS_CPUTIME_ID),
+                   clock_ns (CLOCK_THREAD_CPUTIME_ID) };
+  gboolean ok = TRUE;
+
+  switch (op)
+    {
+    case OP_TO_BYTES:
+      bytes = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+      break;
+    case OP_FROM_BYTES:
+      ok = (back = serio_bundle_new_from_bytes (text, &error)) != NULL;
+      break;
+    case OP_SAVE:
+      ok = serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error);
+      break;
+    case OP_FROM_FILE:
+      ok = (back = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error)) != NULL;
+      break;
+    case OP_FLOOR:
+    case N_OPS:
+    default:
+      ok = write_and_sync (floor_path, text);
+      break;
+    }
+
+  start.wall = clock_ns (CLOCK_MONOTONIC) - start.wall;
+  start.cpu = clock_ns (CLOCK_PROCESS_CPUTIME_ID) - start.cpu;
+  start.caller = clock_ns (CLOCK_THREAD_CPUTIME_ID) - start.caller;
+  if (!ok)
+    g_error ("%s: %s", thread_op_names[op], error != NULL ? error->message : g_strerror (errno));
+  return start;
+}
+
+static double
+median_ms (guint64 *times,
+           gsize    n)
+{
+  qsort (times, n, sizeof (guint64), compare_u64);
+  return times[n / 2] / 1e6;
+}
+
+static void
+print_threads (void)
+{
+  g_autofree double *values = make_weights (THREADS_N);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(GBytes) text = NULL;
+  g_autofree char *dir = g_dir_make_tmp ("serio-bench-XXXXXX", NULL);
+  g_autofree char *path = NULL;
+  g_autofree char *floor_path = NULL;
+  g_autoptr(GFile) file = NULL;
+  const char *saved = g_getenv ("SERIO_THREADS");
+  g_autofree char *saved_threads = g_strdup (saved);
+  /* [op][threads][wall, cpu, caller][rep] */
+  guint64 times[N_OPS][2][3][THREADS_REPS];
+  double median[N_OPS][2][3];
+
+  if (dir == NULL)
+    return;
+  path = g_build_filename (dir, "w.serio", NULL);
+  floor_path = g_build_filename (dir, "floor", NULL);
+  file = g_file_new_for_path (path);
+  serio_bundle_append (bundle, "w", values, THREADS_N);
+  text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+
+  /* A first round, untimed: the first touch of fresh memory costs a
+   * virtual machine's kernel far more than later ones. */
+  for (ThreadOp op = 0; op < N_OPS; op++)
+    (void) time_thread_op (op, bundle, text, file, floor_path);
+
+  /* one and two threads take turns, one repetition each */
+  for (guint r = 0; r < THREADS_REPS; r++)
+    for (ThreadOp op = 0; op < N_OPS; op++)
+      for (int t = 0; t < 2; t++)
+        {
+          OpTime time;
+
+          g_setenv ("SERIO_THREADS", t == 0 ? "1" : "2", TRUE);
+          time = time_thread_op (op, bundle, text, file, floor_path);
+          times[op][t][0][r] = time.wall;
+          times[op][t][1][r] = time.cpu;
+          times[op][t][2][r] = time.caller;
+        }
+  if (saved_threads != NULL)
+    g_setenv ("SERIO_THREADS", saved_threads, TRUE);
+  else
+    g_unsetenv ("SERIO_THREADS");
+  g_unlink (path);
+  g_unlink (floor_path);
+  g_rmdir (dir);
+
+  printf ("\nThreads and the save's floor: %d weights (%.1f MB of text), median of %d, one and\n"
+          "two threads taking turns. Wall time shows the load of a shared machine; CPU time\n"
+          "(all threads', and the calling thread's) less so: \"bound\" = 2 x 1T cpu / 2T cpu,\n"
+          "the most that two free cores can give with the work that two threads do\n",
+          THREADS_N, g_bytes_get_size (text) / 1e6, THREADS_REPS);
+  printf ("  %-24s %9s %9s %8s   %9s %9s %9s %7s\n", "", "1T wall", "2T wall", "speedup",
+          "1T cpu", "2T cpu", "2T caller", "bound");
+  for (ThreadOp op = 0; op < N_OPS; op++)
+    {
+      for (int t = 0; t < 2; t++)
+        for (int k = 0; k < 3; k++)
+          median[op][t][k] = median_ms (times[op][t][k], THREADS_REPS);
+      printf ("  %-24s %9.1f %9.1f %7.2fx   %9.1f %9.1f %9.1f %6.2fx\n", thread_op_names[op],
+              median[op][0][0], median[op][1][0], median[op][0][0] / median[op][1][0],
+              median[op][0][1], median[op][1][1], median[op][1][2], 2 * median[op][0][1] / median[op][1][1]);
+    }
+  printf ("  a save against its floor (wall): %.2fx with one thread, %.2fx with two\n",
+          median[OP_SAVE][0][0] / median[OP_FLOOR][0][0], median[OP_SAVE][1][0] / median[OP_FLOOR][1][0]);
+}
+
+static const Codec *
+find_codec (const char *name)
+{
+  for (gsize i = 0; i < G_N_ELEMENTS (codecs); i++)
+    {
+      if (strcmp (codecs[i].name, name) == 0)
+        return &codecs[i];
+    }
+
+  return NULL;
+}
+
 int
 main (int   argc,
       char *argv[])
 {
   gboolean large = FALSE;
   gboolean wall = FALSE;
+  gboolean no_callgrind = FALSE;
+  gboolean no_threads = FALSE;
+  g_autofree char *cg_child = NULL;
   int reps = 11;
   g_auto(GStrv) only = NULL;
   g_auto(GStrv) data = NULL;
@@ -1113,6 +1473,9 @@ main (int   argc,
     { "reps", 0, 0, G_OPTION_ARG_INT, &reps, "Repetitions per measurement (default 11)", "N" },
     { "only", 0, 0, G_OPTION_ARG_STRING_ARRAY, &only, "Measure only this codec (repeatable)", "NAME" },
     { "data", 0, 0, G_OPTION_ARG_STRING_ARRAY, &data, "Use only this data set, weights or domain (repeatable)", "NAME" },
+    { "no-callgrind", 0, 0, G_OPTION_ARG_NONE, &no_callgrind, "Do not count instructions under valgrind", NULL },
+    { "no-threads", 0, 0, G_OPTION_ARG_NONE, &no_threads, "Do not time one against two threads and the save's floor", NULL },
+    { "callgrind-child", 0, G_OPTION_FLAG_HIDDEN, G_OPTION_ARG_STRING, &cg_child, NULL, NULL },
     G_OPTION_ENTRY_NULL
   };
   g_autoptr(GOptionContext) context = g_option_context_new ("- time libserio against other ways of saving doubles");
@@ -1135,6 +1498,8 @@ main (int   argc,
       g_printerr ("%s: %s\n", g_get_prgname (), error->message);
       return EXIT_FAILURE;
     }
+  if (cg_child != NULL)
+    return callgrind_child (cg_child);
   if (reps < 1)
     {
       g_printerr ("%s: --reps must be at least 1\n", g_get_prgname ());
@@ -1188,6 +1553,11 @@ main (int   argc,
             g_free (results[i].error);
         }
     }
+
+  if (!no_callgrind)
+    print_instructions (set_chosen);
+  if (!no_threads)
+    print_threads ();
 
   return EXIT_SUCCESS;
 }

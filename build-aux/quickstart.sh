@@ -39,6 +39,7 @@ test_packages=(
   python3-sklearn
   python3-torch
   python3-xxhash
+  shared-mime-info
   strace
   valgrind
 )

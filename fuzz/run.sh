@@ -44,23 +44,24 @@ meson setup $setup_mode "$builddir" "$srcdir" \
   -Dintrospection=disabled \
   -Dvapi=disabled \
   -Ddocs=disabled
-meson compile -C "$builddir" fuzz/fuzz-parse fuzz/fuzz-roundtrip
+meson compile -C "$builddir" fuzz/fuzz-parse fuzz/fuzz-roundtrip fuzz/fuzz-npy fuzz/fuzz-npz \
+  fuzz/fuzz-safetensors
 
 export ASAN_OPTIONS='detect_leaks=1:abort_on_error=1'
 export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1'
 export G_SLICE=always-malloc
 
 status=0
-for target in parse roundtrip; do
+for target in parse roundtrip npy npz safetensors; do
   work="$builddir/fuzz-corpus/$target"
   artifacts="$builddir/fuzz-artifacts"
   mkdir -p "$work" "$artifacts"
 
-  if [ "$target" = parse ]; then
-    dict="-dict=$srcdir/fuzz/serio.dict"
-  else
-    dict=
-  fi
+  case $target in
+    parse) dict="-dict=$srcdir/fuzz/serio.dict" ;;
+    npy|npz) dict="-dict=$srcdir/fuzz/numpy.dict" ;;
+    *) dict= ;;
+  esac
 
   echo "== fuzz-$target: $seconds s"
   if ! "$builddir/fuzz/fuzz-$target" \

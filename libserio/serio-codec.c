@@ -75,6 +75,44 @@ static const guint64 powers_of_ten[20] = {
   G_GUINT64_CONSTANT (10000000000000000000),
 };
 
+/* Whether the SSE2 forms run: where the library is built with them,
+ * unless the environment variable SERIO_CODEC is "portable", which makes
+ * the whole library take the portable forms (SWAR), so that every test
+ * suite can run on both. Both give the same bytes, values and errors. */
+static gboolean
+codec_simd_detect (void)
+{
+#ifdef SERIO_CODEC_SSE2
+  const char *forced = g_getenv ("SERIO_CODEC");
+
+  return forced == NULL || strcmp (forced, "portable") != 0;
+#else
+  return FALSE;
+#endif
+}
+
+static inline gboolean
+codec_simd (void)
+{
+  /* 0: not known yet, 1: portable, 2: SSE2 */
+  static gint state = 0;
+  gint known = g_atomic_int_get (&state);
+
+  if (G_UNLIKELY (known == 0))
+    {
+      known = codec_simd_detect () ? 2 : 1;
+      g_atomic_int_set (&state, known);
+    }
+
+  return known == 2;
+}
+
+gboolean
+_serio_codec_uses_simd (void)
+{
+  return codec_simd ();
+}
+
 static inline guint64
 double_to_bits (double value)
 {
@@ -209,8 +247,9 @@ digits16_sse2 (guint32 high,
 
 /* Writes @v (> 0) in decimal; may store up to 7 bytes past the result. */
 G_ALWAYS_INLINE static inline char *
-write_u64 (char    *out,
-           guint64  v)
+write_u64 (char     *out,
+           guint64   v,
+           gboolean  simd)
 {
   int n = decimal_length (v);
 
@@ -222,27 +261,38 @@ write_u64 (char    *out,
     {
       guint64 high = v / 100000000;
 #ifdef SERIO_CODEC_SSE2
-      __m128i digits = digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000));
-#ifdef __x86_64__
-      guint64 first = (guint64) _mm_cvtsi128_si64 (digits);
-      guint64 second = (guint64) _mm_cvtsi128_si64 (_mm_unpackhi_epi64 (digits, digits));
-#else
-      /* i686 with -msse2 has no 64-bit move out of an SSE register. */
-      guint64 halves[2];
-      guint64 first, second;
-
-      _mm_storeu_si128 ((__m128i *) (void *) halves, digits);
-      first = halves[0];
-      second = halves[1];
+      if (simd)
+        {
+          __m128i digits = digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000));
+          guint64 first, second;
+#ifndef __x86_64__
+          guint64 halves[2];
 #endif
 
-      first >>= 8 * (16 - n);
-      memcpy (out, &first, 8);
-      memcpy (out + n - 8, &second, 8);
+          /* 16 digits, the most common length of a significand: one store */
+          if (n == 16)
+            {
+              _mm_storeu_si128 ((__m128i *) (void *) out, digits);
+              return out + 16;
+            }
+#ifdef __x86_64__
+          first = (guint64) _mm_cvtsi128_si64 (digits);
+          second = (guint64) _mm_cvtsi128_si64 (_mm_unpackhi_epi64 (digits, digits));
 #else
+          /* i686 with -msse2 has no 64-bit move out of an SSE register. */
+          _mm_storeu_si128 ((__m128i *) (void *) halves, digits);
+          first = halves[0];
+          second = halves[1];
+#endif
+
+          first >>= 8 * (16 - n);
+          memcpy (out, &first, 8);
+          memcpy (out + n - 8, &second, 8);
+          return out + n;
+        }
+#endif
       store8 (out, digits8 ((guint32) high) >> (8 * (16 - n)));
       store8 (out + n - 8, digits8 ((guint32) (v - high * 100000000)));
-#endif
     }
   else
     {
@@ -269,7 +319,7 @@ write_count (char    *out,
       return out + 1;
     }
 
-  return write_u64 (out, v);
+  return write_u64 (out, v, FALSE);
 }
 
 /* Writes "p" and the exponent, 0 < |e| ≤ 1074, from a table: no branch on
@@ -285,8 +335,9 @@ write_exponent (char *out,
 /* Writes the canonical token of @value at @out, which must have room for
  * SERIO_CODEC_TOKEN_MAX + SERIO_CODEC_WRITE_SLACK bytes; returns its end. */
 G_ALWAYS_INLINE static inline char *
-write_token (char   *out,
-             double  value)
+write_token (char     *out,
+             double    value,
+             gboolean  simd)
 {
   guint64 bits = double_to_bits (value);
   guint64 frac = bits & FRAC_MASK;
@@ -333,9 +384,9 @@ write_token (char   *out,
   /* Integers below 2^62 are written as plain digits: 0 ≤ e ≤ 62 - bits,
    * one comparison that random data does not mispredict. */
   if ((unsigned int) e <= (unsigned int) (62 - bit_length (m)))
-    return write_u64 (out, m << e);
+    return write_u64 (out, m << e, simd);
 
-  out = write_u64 (out, m);
+  out = write_u64 (out, m, simd);
   return write_exponent (out, e);
 }
 
@@ -343,7 +394,7 @@ char *
 _serio_codec_write_token (char   *out,
                           double  value)
 {
-  return write_token (out, value);
+  return write_token (out, value, codec_simd ());
 }
 
 /* "v1|" name "|" count "|" tokens and commas "\n", plus slack. */
@@ -384,11 +435,12 @@ _serio_codec_write_header (char       *out,
 /* Writes the tokens of @values separated by commas, with a comma before the
  * first one if @leading_comma; @out must have (SERIO_CODEC_TOKEN_MAX + 1)
  * bytes per value plus SERIO_CODEC_WRITE_SLACK. */
-char *
-_serio_codec_write_tokens (char         *out,
-                           const double *values,
-                           gsize         n_values,
-                           gboolean      leading_comma)
+G_ALWAYS_INLINE static inline char *
+write_tokens (char         *out,
+              const double *values,
+              gsize         n_values,
+              gboolean      leading_comma,
+              gboolean      simd)
 {
   gsize i = 0;
 
@@ -396,14 +448,26 @@ _serio_codec_write_tokens (char         *out,
     return out;
 
   if (!leading_comma)
-    out = write_token (out, values[i++]);
+    out = write_token (out, values[i++], simd);
   for (; i < n_values; i++)
     {
       *out++ = ',';
-      out = write_token (out, values[i]);
+      out = write_token (out, values[i], simd);
     }
 
   return out;
+}
+
+char *
+_serio_codec_write_tokens (char         *out,
+                           const double *values,
+                           gsize         n_values,
+                           gboolean      leading_comma)
+{
+  if (codec_simd ())
+    return write_tokens (out, values, n_values, leading_comma, TRUE);
+
+  return write_tokens (out, values, n_values, leading_comma, FALSE);
 }
 
 /* Writes one record; @out must have _serio_codec_record_bound() bytes. */
@@ -491,7 +555,7 @@ parse_digits8 (guint64 chunk,
  * most MAX_EXACT_DIGITS digits, and its length in @n_digits. The run ends
  * before @line_end, whose byte is never a digit, so the byte-wise tail
  * needs no bound; 8-byte loads stay below @buf_end. */
-static inline const char *
+G_ALWAYS_INLINE static inline const char *
 scan_digits (const char  *s,
              const char  *buf_end,
              guint64     *value,
@@ -578,12 +642,162 @@ assemble (guint64 m,
   return m << (e + 1074);
 }
 
+#ifdef SERIO_CODEC_SSE2
+/* Bit i set when byte i of the 32 at @s is an ASCII digit; the first 16
+ * bytes minus '0' in @low16. */
+static inline guint64
+digit_mask32 (const char *s,
+              __m128i    *low16)
+{
+  const __m128i nine = _mm_set1_epi8 (9);
+  const __m128i zero_char = _mm_set1_epi8 ('0');
+  __m128i a = _mm_sub_epi8 (_mm_loadu_si128 ((const __m128i *) (const void *) s), zero_char);
+  __m128i b = _mm_sub_epi8 (_mm_loadu_si128 ((const __m128i *) (const void *) (s + 16)), zero_char);
+  guint32 low = (guint32) _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_min_epu8 (a, nine), a));
+  guint32 high = (guint32) _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_min_epu8 (b, nine), b));
+
+  *low16 = a;
+  return (guint64) low | ((guint64) high << 16);
+}
+
+/* The value of 16 digits (0..9 in each byte, the first the most
+ * significant): pairs, then groups of four, then of eight, with SSE2's
+ * multiply-adds (after W. Muła and D. Lemire). */
+static inline guint64
+parse_digits16_sse2 (__m128i digits)
+{
+  __m128i even = _mm_and_si128 (digits, _mm_set1_epi16 (0x00FF));
+  __m128i odd = _mm_srli_epi16 (digits, 8);
+  __m128i pairs = _mm_add_epi16 (_mm_mullo_epi16 (even, _mm_set1_epi16 (10)), odd);
+  __m128i fours = _mm_madd_epi16 (pairs, _mm_set1_epi32 (0x00010064));          /* 100·a + b */
+  __m128i fours16 = _mm_packs_epi32 (fours, fours);
+  __m128i eights = _mm_madd_epi16 (fours16, _mm_set1_epi32 (0x00012710));       /* 10^4·a + b */
+  guint32 high = (guint32) _mm_cvtsi128_si32 (eights);
+  guint32 low = (guint32) _mm_cvtsi128_si32 (_mm_srli_si128 (eights, 4));
+
+  return (guint64) high * 100000000 + low;
+}
+#endif
+
+/* The value of the first @n (1..4) digits of the 4 bytes at @p. */
+static inline guint64
+parse_digits4 (const char *p,
+               int         n)
+{
+  guint32 chunk;
+  guint64 v;
+
+  memcpy (&chunk, p, sizeof chunk);
+  v = (GUINT32_FROM_LE (chunk) & 0x0F0F0F0F) << (8 * (4 - n));
+  v = (v * 10 + (v >> 8)) & 0x00FF00FF;                   /* two pairs */
+
+  return ((v * 0x00640001) >> 16) & 0xFFFF;               /* 100·a + b */
+}
+
+/* The common tokens, straight through: a significand of at most 16 digits,
+ * plain or with an exponent of at most 4 digits, all checks passed, after
+ * the sign at @s, which has 32 readable bytes. Returns the end of the token
+ * and its bits, or %NULL for parse_token_general() to take the token again,
+ * from its start, and give its value or the exact error. */
+G_ALWAYS_INLINE static inline const char *
+parse_token_fast (const char *s,
+                  const char *line_end,
+                  guint64     sign,
+                  guint64    *bits,
+                  gboolean    simd)
+{
+  const char *t;
+  guint64 v, e_abs;
+  int nd, q, ne, len, e;
+  gboolean e_negative;
+#ifdef SERIO_CODEC_SSE2
+  __m128i low16 = _mm_setzero_si128 ();
+  guint64 digits = simd ? digit_mask32 (s, &low16) : 0;
+
+  if (simd)
+    nd = __builtin_ctzll (~digits);
+  else
+#endif
+    {
+      nd = leading_digits (load_le64 (s));
+      if (nd == 8)
+        {
+          nd += leading_digits (load_le64 (s + 8));
+          if (nd == 16 && IS_DIGIT (s[16]))
+            return NULL;
+        }
+    }
+
+  if (G_UNLIKELY (nd == 0 || nd > 16))
+    return NULL;
+  if (G_UNLIKELY (*s == '0'))
+    {
+      if (nd == 1 && (s + 1 == line_end || s[1] == ','))
+        {
+          *bits = sign;
+          return s + 1;
+        }
+      return NULL;
+    }
+
+#ifdef SERIO_CODEC_SSE2
+  if (simd && nd == 16)
+    v = parse_digits16_sse2 (low16);
+  else
+#endif
+  if (nd <= 8)
+    v = parse_digits8 (load_le64 (s), nd);
+  else
+    v = parse_digits8 (load_le64 (s), nd - 8) * 100000000 + parse_digits8 (load_le64 (s + nd - 8), 8);
+
+  t = s + nd;
+  if (t == line_end || *t == ',')
+    {
+      /* below 10^16: plain digits are below 2^62 */
+      int tz = __builtin_ctzll (v);
+
+      len = bit_length (v) - tz;
+      if (G_UNLIKELY (len > 53))
+        return NULL;
+      *bits = sign | assemble (v >> tz, len, tz);
+      return t;
+    }
+
+  if (G_UNLIKELY (*t != 'p'))
+    return NULL;
+  q = nd + 1;
+  e_negative = s[q] == '-';
+  q += e_negative;
+  if (G_UNLIKELY (s[q] < '1' || s[q] > '9'))
+    return NULL;
+#ifdef SERIO_CODEC_SSE2
+  if (simd)
+    ne = __builtin_ctzll (~(digits >> q));
+  else
+#endif
+    ne = leading_digits (load_le64 (s + q));
+  if (G_UNLIKELY (ne > 4))
+    return NULL;
+  e_abs = parse_digits4 (s + q, ne);
+  t = s + q + ne;
+  if (G_UNLIKELY ((t != line_end && *t != ',') || (v & 1) == 0 || v >= TWO_POW_53))
+    return NULL;
+
+  e = e_negative ? -(int) e_abs : (int) e_abs;
+  len = bit_length (v);
+  if (G_UNLIKELY (e < -1074 || e + len - 1 > 1023 || (e > 0 && e + len <= 62)))
+    return NULL;
+
+  *bits = sign | assemble (v, len, e);
+  return t;
+}
+
 #define PROBLEM(c, r) G_STMT_START { problem->code = (c); problem->reason = (r); return NULL; } G_STMT_END
 
 /* Parses the token at @s, which ends at a comma or at @line_end. Returns the
  * end of the token and its bits in @bits, or %NULL with @problem set. */
-static inline const char *
-parse_token (const char *s,
+static const char *
+parse_token_general (const char *s,
              const char *line_end,
              const char *buf_end,
              guint64    *bits,
@@ -698,6 +912,28 @@ parse_token (const char *s,
 }
 
 #undef PROBLEM
+
+/* parse_token_general() with the common tokens first. */
+G_ALWAYS_INLINE static inline const char *
+parse_token (const char *s,
+             const char *line_end,
+             const char *buf_end,
+             guint64    *bits,
+             Problem    *problem,
+             gboolean    simd)
+{
+  gboolean negative = *s == '-';
+
+  if (G_LIKELY (buf_end - s >= 33))
+    {
+      const char *end = parse_token_fast (s + negative, line_end, (guint64) negative << 63, bits, simd);
+
+      if (G_LIKELY (end != NULL))
+        return end;
+    }
+
+  return parse_token_general (s, line_end, buf_end, bits, problem);
+}
 
 /* A short, printable, valid UTF-8 rendering of untrusted bytes for
  * messages: control characters and invalid bytes become \xNN escapes and
@@ -842,7 +1078,7 @@ _serio_codec_set_dtype_error (GError     **error,
   /* The reader takes only canonical tokens: the value's own token is the
    * text that the line holds. */
   char token[SERIO_CODEC_TOKEN_MAX + SERIO_CODEC_WRITE_SLACK + 1];
-  char *end = write_token (token, value);
+  char *end = write_token (token, value, codec_simd ());
   g_autofree char *reason = _serio_dtype_misfit_reason (dtype, value);
 
   set_token_error_reason (error, SERIO_ERROR_DOMAIN, reason, line, index, token, end);
@@ -1219,14 +1455,15 @@ bad_count:
   }
 }
 
-gsize
-_serio_codec_parse_tokens (const char         **s_inout,
-                           const char          *seg_end,
-                           const char          *buf_end,
-                           double              *values,
-                           gsize                max_tokens,
-                           gboolean            *ended,
-                           SerioCodecProblem   *problem)
+G_ALWAYS_INLINE static inline gsize
+parse_tokens (const char         **s_inout,
+              const char          *seg_end,
+              const char          *buf_end,
+              double              *values,
+              gsize                max_tokens,
+              gboolean            *ended,
+              SerioCodecProblem   *problem,
+              gboolean             simd)
 {
   const char *s = *s_inout;
   gsize n = 0;
@@ -1237,7 +1474,7 @@ _serio_codec_parse_tokens (const char         **s_inout,
   while (n < max_tokens)
     {
       guint64 bits;
-      const char *next = parse_token (s, seg_end, buf_end, &bits, problem);
+      const char *next = parse_token (s, seg_end, buf_end, &bits, problem, simd);
 
       if (G_UNLIKELY (next == NULL))
         break;
@@ -1257,6 +1494,21 @@ _serio_codec_parse_tokens (const char         **s_inout,
   return n;
 }
 
+gsize
+_serio_codec_parse_tokens (const char         **s_inout,
+                           const char          *seg_end,
+                           const char          *buf_end,
+                           double              *values,
+                           gsize                max_tokens,
+                           gboolean            *ended,
+                           SerioCodecProblem   *problem)
+{
+  if (codec_simd ())
+    return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, TRUE);
+
+  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, FALSE);
+}
+
 gboolean
 _serio_codec_parse_long_token (const char         *token,
                                gsize               len,
@@ -1266,15 +1518,21 @@ _serio_codec_parse_long_token (const char         *token,
   guint64 bits;
 
   problem->reason = NULL;
-  *end = parse_token (token, token + len, token + len + 1, &bits, problem);
+  *end = parse_token_general (token, token + len, token + len + 1, &bits, problem);
 
   return *end != NULL;
 }
 
 /* With several threads, the values of a record are parsed in parallel
- * from this many bytes of text on, in spans of this many bytes a thread. */
-#define PARALLEL_MIN_BYTES    (256 * 1024)
-#define PARALLEL_WINDOW_BYTES (1024 * 1024)
+ * from this many bytes of text on, in spans of the first many bytes a
+ * thread, then twice as many each time up to the second. Each span ends
+ * with the threads waiting for one another and starts with waking them,
+ * which a long record now does 8 times less often than with spans of
+ * 1 MiB throughout; 8 MiB still leave a sealed text's hash to run over
+ * bytes in the cache, and records of a few MiB still have several spans. */
+#define PARALLEL_MIN_BYTES        (256 * 1024)
+#define PARALLEL_WINDOW_BYTES     (1024 * 1024)
+#define PARALLEL_MAX_WINDOW_BYTES (8 * 1024 * 1024)
 
 /* Parses the tokens from *@s_inout on, while the field ahead is long, with
  * several threads: in spans that end at a comma or at @line_end, each
@@ -1300,6 +1558,7 @@ parse_values_parallel (ReadContext  *context,
   guint n_threads = _serio_threads_effective (0);
   const char *s = *s_inout;
   gsize n_tokens = *n_tokens_inout;
+  gsize span_bytes = PARALLEL_WINDOW_BYTES;
 
   *line_done = FALSE;
   if (n_threads < 2)
@@ -1311,7 +1570,7 @@ parse_values_parallel (ReadContext  *context,
     {
       /* n tokens take at least 2n - 1 bytes: a window this long holds no
        * more tokens than the values have room for. */
-      gsize window = MIN ((gsize) (line_end - s), (gsize) n_threads * PARALLEL_WINDOW_BYTES);
+      gsize window = MIN ((gsize) (line_end - s), (gsize) n_threads * span_bytes);
       const char *span_end, *end, *bad = NULL;
       Problem problem;
 
@@ -1339,11 +1598,53 @@ parse_values_parallel (ReadContext  *context,
           break;
         }
       s = span_end + 1;
+      span_bytes = MIN (2 * span_bytes, PARALLEL_MAX_WINDOW_BYTES);
     }
 
   *s_inout = s;
   *n_tokens_inout = n_tokens;
   return TRUE;
+}
+
+/* The serial loop of parse_record(): parses the tokens from @s to
+ * @line_end, storing the first @store_limit, and counts them in
+ * *@n_tokens_inout. Returns %NULL, or the bad token with @problem set. */
+G_ALWAYS_INLINE static inline const char *
+parse_serial (ReadContext  *context,
+              const char   *s,
+              const char   *line_end,
+              const char   *buf_end,
+              double       *values,
+              gsize         store_limit,
+              gsize        *n_tokens_inout,
+              Problem      *problem,
+              gboolean      simd)
+{
+  gsize n_tokens = *n_tokens_inout;
+
+  for (;;)
+    {
+      guint64 bits;
+      const char *token = s;
+
+      s = parse_token (s, line_end, buf_end, &bits, problem, simd);
+      if (G_UNLIKELY (s == NULL))
+        {
+          *n_tokens_inout = n_tokens;
+          return token;
+        }
+      if (G_LIKELY (n_tokens < store_limit))
+        memcpy (values + n_tokens, &bits, sizeof bits);
+      n_tokens++;
+      if (G_UNLIKELY (s >= context->hash_next))
+        hash_upto (context, s);
+      if (s == line_end)
+        break;
+      s++;
+    }
+
+  *n_tokens_inout = n_tokens;
+  return NULL;
 }
 
 static gboolean
@@ -1411,33 +1712,27 @@ parse_record (const char   *p,
   if (field_len > 0)
     {
       gboolean line_done = FALSE;
+      /* Set by parse_token() before any failure; initialized once, for
+       * the compiler's sake. */
+      Problem problem = { 0, NULL };
 
       if (store_limit > 0 && kind == SERIO_NAME_ARRAY && field_len >= 2 * PARALLEL_MIN_BYTES &&
           !parse_values_parallel (context, &s, line_end, buf_end, values, store_limit, &n_tokens,
                                   &line_done, dtype, line, error))
         return FALSE;
 
-      while (!line_done)
+      if (!line_done)
         {
-          Problem problem;
-          guint64 bits;
-          const char *token = s;
+          const char *bad = codec_simd ()
+            ? parse_serial (context, s, line_end, buf_end, values, store_limit, &n_tokens, &problem, TRUE)
+            : parse_serial (context, s, line_end, buf_end, values, store_limit, &n_tokens, &problem, FALSE);
 
-          s = parse_token (s, line_end, buf_end, &bits, &problem);
-          if (G_UNLIKELY (s == NULL))
+          if (G_UNLIKELY (bad != NULL))
             {
               if (_serio_codec_check_typed (dtype, values, MIN (n_tokens, store_limit), 0, line, error))
-                set_token_error (error, &problem, line, n_tokens + 1, token, line_end);
+                set_token_error (error, &problem, line, n_tokens + 1, bad, line_end);
               return FALSE;
             }
-          if (G_LIKELY (n_tokens < store_limit))
-            memcpy (values + n_tokens, &bits, sizeof bits);
-          n_tokens++;
-          if (G_UNLIKELY (s >= context->hash_next))
-            hash_upto (context, s);
-          if (s == line_end)
-            break;
-          s++;
         }
     }
 

@@ -191,6 +191,9 @@ gsize    _serio_codec_parse_tokens       (const char        **s_inout,
                                           SerioCodecProblem  *problem);
 /* Parses the @len bytes at @token as one token; the byte at @token + @len
  * must be a comma or a line feed. */
+/* Whether the codec takes its SSE2 forms (see SERIO_CODEC in
+ * serio-codec.c), for the benchmarks and tests to report. */
+gboolean _serio_codec_uses_simd          (void);
 gboolean _serio_codec_parse_long_token   (const char         *token,
                                           gsize               len,
                                           const char        **end,

@@ -66,6 +66,13 @@
  *   … the text is not valid: drop everything that was read …
  * ```
  *
+ * An array's element type comes from its name
+ * ([method@Serio.Reader.get_dtype], see #SerioDtype):
+ * [method@Serio.Reader.read_values] gives the values of every type as
+ * doubles, [method@Serio.Reader.read_typed] and
+ * [method@Serio.Reader.read_typed_bytes] as elements of the type. Every
+ * value read is checked against the type, as the in-memory reader does.
+ *
  * The reader is as strict as [ctor@Serio.Bundle.from_bytes] and fails
  * with the same [error@Serio.Error] codes and messages, naming the same
  * lines and value indexes. A sealed text is verified against its seal,

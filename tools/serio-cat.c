@@ -13,6 +13,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-ryu.h"
 #include "serio-tool.h"
 
 static char **array_names = NULL;
@@ -41,6 +42,7 @@ typedef struct
 {
   const double *values;
   gsize         n_values;
+  SerioDtype    dtype;
   char         *out;
   gsize         room;
   gsize         len;
@@ -96,11 +98,19 @@ format_piece (Piece *piece)
   char *out = piece->out;
   gsize len = 0;
 
-  for (gsize i = 0; i < piece->n_values; i++)
-    {
-      len += serio_tool_write_double (piece->values[i], out + len);
-      out[len++] = '\n';
-    }
+  /* Each value as the shortest decimal of its array's type. */
+  if (piece->dtype == SERIO_DTYPE_FLOAT64)
+    for (gsize i = 0; i < piece->n_values; i++)
+      {
+        len += serio_tool_write_double (piece->values[i], out + len);
+        out[len++] = '\n';
+      }
+  else
+    for (gsize i = 0; i < piece->n_values; i++)
+      {
+        len += serio_tool_write_typed (piece->values[i], piece->dtype, out + len);
+        out[len++] = '\n';
+      }
   piece->len = len;
 }
 
@@ -147,6 +157,7 @@ static gboolean
 emit_values (Cat           *cat,
              const double  *values,
              gsize          n_values,
+             SerioDtype     dtype,
              GError       **error)
 {
   guint n_pieces = 1;
@@ -168,6 +179,7 @@ emit_values (Cat           *cat,
         }
       piece->values = values + start;
       piece->n_values = end - start;
+      piece->dtype = dtype;
     }
 
   if (n_pieces > 1)
@@ -230,7 +242,7 @@ emit_array (Cat          *cat,
     {
       if (!serio_reader_read_values (reader, cat->values, CHUNK_VALUES, &n, NULL, read_error))
         return FALSE;
-      if (n > 0 && !emit_values (cat, cat->values, n, error))
+      if (n > 0 && !emit_values (cat, cat->values, n, serio_reader_get_dtype (reader), error))
         return FALSE;
     }
   while (n > 0);
@@ -276,7 +288,25 @@ open_reader (const char *path)
   return reader;
 }
 
-/* Every array, each after its header line. */
+/* Reads the values of the current array, printing nothing. */
+static gboolean
+skip_array (Cat          *cat,
+            SerioReader  *reader,
+            GError      **read_error)
+{
+  gsize n;
+
+  do
+    if (!serio_reader_read_values (reader, cat->values, CHUNK_VALUES, &n, NULL, read_error))
+      return FALSE;
+  while (n > 0);
+
+  return TRUE;
+}
+
+/* Every array, each after its header line. Metadata records (serio.tree,
+ * the legacy serio.dtypes, …) are not arrays: they are read, and so
+ * checked, but not printed (--name prints them). */
 static int
 cat_all (Cat        *cat,
          const char *path)
@@ -291,6 +321,12 @@ cat_all (Cat        *cat,
   cat->to_stdout = TRUE;
   while (serio_reader_next (reader, NULL, &read_error))
     {
+      if (serio_name_is_metadata (serio_reader_get_name (reader)))
+        {
+          if (!skip_array (cat, reader, &read_error))
+            return failed (cat, path, read_error, NULL);
+          continue;
+        }
       if (!emit_array (cat, reader, TRUE, &read_error, &error))
         return failed (cat, path, read_error, error);
     }

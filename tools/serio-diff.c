@@ -13,6 +13,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-ryu.h"
 #include "serio-tool.h"
 
 #define NO_PARTNER G_MAXUINT
@@ -122,20 +123,11 @@ fits_float32 (double x)
   return double_bits ((double) f) == double_bits (x);
 }
 
-static guint32
-float32_bits (double x)
-{
-  float f = (float) x;
-  guint32 bits;
-
-  memcpy (&bits, &f, sizeof bits);
-  return bits;
-}
 
 static gboolean
 fits_bfloat16 (double x)
 {
-  return fits_float32 (x) && (float32_bits (x) & 0xffff) == 0;
+  return fits_float32 (x) && (serio_tool_float32_bits (x) & 0xffff) == 0;
 }
 
 /* binary16: 11 significant bits, normal exponents from -14 to 15,
@@ -155,24 +147,6 @@ fits_float16 (double x)
     return FALSE;
   mantissa = frexp (magnitude, &exponent);   /* magnitude = mantissa × 2^exponent */
   return exponent <= -13 || ldexp (mantissa, 11) == floor (ldexp (mantissa, 11));
-}
-
-static guint
-float16_bits (double x)
-{
-  double magnitude = fabs (x);
-  guint sign = signbit (x) ? 0x8000 : 0;
-  int exponent;
-
-  if (isinf (x))
-    return sign | 0x7c00;
-  if (magnitude < ldexp (1, -14))
-    return sign | (guint) ldexp (magnitude, 24);   /* subnormal, or zero */
-
-  frexp (magnitude, &exponent);
-  /* magnitude = 1.f × 2^(exponent - 1), biased by 15 */
-  return sign | (guint) (exponent - 1 + 15) << 10 |
-         ((guint) ldexp (magnitude, 11 - exponent) & 0x3ff);
 }
 
 #define N_PRECISIONS (PRECISION_FLOAT64 + 1)
@@ -216,6 +190,43 @@ precisions_narrow (Precisions   *precisions,
     }
 }
 
+/* The precision of an array recorded with a type: only that one, and
+ * no narrowing. Unmarked arrays (float64 as recorded, but often values of
+ * a narrower type written by a program that did not say so) keep the
+ * likely precision. */
+static gboolean
+precisions_init_recorded (Precisions *precisions,
+                          SerioDtype  dtype_a,
+                          SerioDtype  dtype_b)
+{
+  Precision recorded;
+
+  if (dtype_a != dtype_b)
+    return FALSE;
+  switch (dtype_a)
+    {
+    case SERIO_DTYPE_FLOAT32:
+      recorded = PRECISION_FLOAT32;
+      break;
+    case SERIO_DTYPE_FLOAT16:
+      recorded = PRECISION_FLOAT16;
+      break;
+    case SERIO_DTYPE_BFLOAT16:
+      recorded = PRECISION_BFLOAT16;
+      break;
+    case SERIO_DTYPE_FLOAT64:
+      return FALSE;
+    default:
+      recorded = PRECISION_INTEGER;   /* the integer types and bool */
+      break;
+    }
+
+  for (int p = 0; p < N_PRECISIONS; p++)
+    precisions->possible[p] = p == (int) recorded;
+  precisions->narrowing = FALSE;
+  return TRUE;
+}
+
 static Precision
 precisions_narrowest (const Precisions *precisions)
 {
@@ -253,21 +264,26 @@ distance (double    a,
     {
     case PRECISION_INTEGER:
       {
-        gint64 ia = (gint64) a, ib = (gint64) b;
+        /* Integers of an int64 or uint64 array may pass 2^63. */
+        double high = MAX (a, b), low = MIN (a, b);
 
-        return ia > ib ? (guint64) (ia - ib) : (guint64) (ib - ia);
+        if (low >= 0)
+          return (guint64) high - (guint64) low;
+        if (high < 0)
+          return (guint64) -low - (guint64) -high;
+        return (guint64) high + (guint64) -low;
       }
     case PRECISION_BFLOAT16:
-      oa = ordered (float32_bits (a) >> 16, 16);
-      ob = ordered (float32_bits (b) >> 16, 16);
+      oa = ordered (serio_tool_float32_bits (a) >> 16, 16);
+      ob = ordered (serio_tool_float32_bits (b) >> 16, 16);
       break;
     case PRECISION_FLOAT16:
-      oa = ordered (float16_bits (a), 16);
-      ob = ordered (float16_bits (b), 16);
+      oa = ordered (serio_tool_float16_bits (a), 16);
+      ob = ordered (serio_tool_float16_bits (b), 16);
       break;
     case PRECISION_FLOAT32:
-      oa = ordered (float32_bits (a), 32);
-      ob = ordered (float32_bits (b), 32);
+      oa = ordered (serio_tool_float32_bits (a), 32);
+      ob = ordered (serio_tool_float32_bits (b), 32);
       break;
     case PRECISION_FLOAT64:
     default:
@@ -499,6 +515,7 @@ typedef struct
   GError      *error;       /* front's error: the first problem of the file */
   SerioReader *random;      /* for an array behind front, or NULL */
   guint        random_position;
+  GFileInfo   *identity;    /* of the file front opened, or NULL */
   GError      *aside_error; /* of a reader other than front */
   Index        index;       /* with the arrays in another order */
 } File;
@@ -543,19 +560,87 @@ diff_failed (const Diff *diff)
   return file_failed (&diff->a) || file_failed (&diff->b);
 }
 
+static void
+set_changed_error (GError **error)
+{
+  g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED,
+                       /* TRANSLATORS: an error: a file read twice did not
+                        * hold the same arrays the second time */
+                       _("the file changed while it was read"));
+}
+
+/* What tells a file from the one that replaces it (a save renames a new
+ * file into place) or from itself rewritten: the device and inode, the
+ * size and the modification time, as the open file has them (fstat). */
+#define IDENTITY_ATTRIBUTES G_FILE_ATTRIBUTE_UNIX_DEVICE "," G_FILE_ATTRIBUTE_UNIX_INODE "," \
+                            G_FILE_ATTRIBUTE_STANDARD_SIZE "," G_FILE_ATTRIBUTE_TIME_MODIFIED "," \
+                            G_FILE_ATTRIBUTE_TIME_MODIFIED_USEC
+
+static GFileInfo *
+query_identity (SerioReader *reader)
+{
+  GInputStream *input = G_INPUT_STREAM (serio_tool_reader_get_input (reader));
+  GInputStream *base = g_filter_input_stream_get_base_stream (G_FILTER_INPUT_STREAM (input));
+
+  if (!G_IS_FILE_INPUT_STREAM (base))
+    return NULL;
+  return g_file_input_stream_query_info (G_FILE_INPUT_STREAM (base), IDENTITY_ATTRIBUTES,
+                                         NULL, NULL);
+}
+
+/* Whether the two are the same file, unchanged, as far as both tell. */
+static gboolean
+same_identity (GFileInfo *first,
+               GFileInfo *again)
+{
+  g_auto(GStrv) attributes = g_strsplit (IDENTITY_ATTRIBUTES, ",", -1);
+
+  for (guint i = 0; attributes[i] != NULL; i++)
+    {
+      g_autofree char *a = NULL;
+      g_autofree char *b = NULL;
+
+      if (!g_file_info_has_attribute (first, attributes[i]) ||
+          !g_file_info_has_attribute (again, attributes[i]))
+        continue;
+      a = g_file_info_get_attribute_as_string (first, attributes[i]);
+      b = g_file_info_get_attribute_as_string (again, attributes[i]);
+      if (g_strcmp0 (a, b) != 0)
+        return FALSE;
+    }
+  return TRUE;
+}
+
 /* Opens a reader on @file. Only front shows the progress of its reading:
- * the readers that fetch or index arrays read parts of the file again.
- * Read errors do not name the file: report_file_error() does. */
+ * the readers that fetch or index arrays read parts of the file again,
+ * and refuse a file that is not the one front opened, unchanged (the
+ * names of the arrays they find are checked too: file_fetch()). Read
+ * errors do not name the file: report_file_error() does. */
 static SerioReader *
 open_reader (File     *file,
              gboolean  front,
              GError  **error)
 {
   SerioToolInputFlags flags = SERIO_TOOL_INPUT_BARE_ERRORS;
+  g_autoptr(SerioReader) reader = NULL;
+  g_autoptr(GFileInfo) identity = NULL;
 
   if (!front)
     flags |= SERIO_TOOL_INPUT_NO_PROGRESS;
-  return serio_tool_open_reader (file->path, flags, error);
+  reader = serio_tool_open_reader (file->path, flags, error);
+  if (reader == NULL)
+    return NULL;
+
+  identity = query_identity (reader);
+  if (front)
+    file->identity = g_steal_pointer (&identity);
+  else if (file->identity != NULL && identity != NULL && !same_identity (file->identity, identity))
+    {
+      set_changed_error (error);
+      return NULL;
+    }
+
+  return g_steal_pointer (&reader);
 }
 
 /* Erases the progress of the fronts, before anything is printed: they
@@ -571,13 +656,10 @@ end_progress (Diff *diff)
 }
 
 static void
-set_changed_error (File *file)
+set_file_changed (File *file)
 {
   if (file->aside_error == NULL)
-    g_set_error_literal (&file->aside_error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                         /* TRANSLATORS: an error: a file read twice did not
-                          * hold the same arrays the second time */
-                         _("the file changed while it was read"));
+    set_changed_error (&file->aside_error);
 }
 
 /* Moves front to the next array, after it has read (and so checked) every
@@ -639,7 +721,7 @@ file_fetch (Diff       *diff,
         if (!front_next (diff, file))
           {
             if (file->ended)
-              set_changed_error (file);
+              set_file_changed (file);
             return FALSE;
           }
       *source = (Source) { file->front, &file->error };
@@ -658,7 +740,7 @@ file_fetch (Diff       *diff,
         {
           if (!serio_reader_next (file->random, NULL, &file->aside_error))
             {
-              set_changed_error (file);
+              set_file_changed (file);
               return FALSE;
             }
           file->random_position++;    /* from G_MAXUINT to 0 at the first array */
@@ -668,7 +750,7 @@ file_fetch (Diff       *diff,
 
   if (!g_str_equal (serio_reader_get_name (source->reader), name))
     {
-      set_changed_error (file);
+      set_file_changed (file);
       return FALSE;
     }
   return TRUE;
@@ -728,6 +810,7 @@ file_destroy (File *file)
   g_free (file->display);
   g_clear_object (&file->front);
   g_clear_object (&file->random);
+  g_clear_object (&file->identity);
   g_clear_error (&file->error);
   g_clear_error (&file->aside_error);
   index_destroy (&file->index);
@@ -844,7 +927,9 @@ print_summary (Held          *out,
 static void
 print_value_difference (Held             *out,
                         const ShownValue *value,
-                        Precision         precision)
+                        Precision         precision,
+                        SerioDtype        dtype_a,
+                        SerioDtype        dtype_b)
 {
   char a_text[SERIO_TOOL_DOUBLE_BUFSIZE], b_text[SERIO_TOOL_DOUBLE_BUFSIZE];
   g_autofree char *shown = NULL;
@@ -859,8 +944,8 @@ print_value_difference (Held             *out,
   /* TRANSLATORS: one differing value: its index, its value in the first
    * file, its value in the second file, and their distance */
   held_printf (out, _("  [%lu] %s → %s (%s)"), (gulong) value->index,
-                serio_tool_format_double (value->a, a_text),
-                serio_tool_format_double (value->b, b_text), shown);
+                serio_tool_format_typed (value->a, dtype_a, a_text),
+                serio_tool_format_typed (value->b, dtype_b, b_text), shown);
   held_printf (out, "\n");
 }
 
@@ -886,6 +971,8 @@ diff_arrays (Diff         *diff,
   gboolean layout_differs;
   gboolean more_a = TRUE, more_b = TRUE;
   guint64 offset = 0;
+  SerioDtype dtype_a = serio_reader_get_dtype (a->reader);
+  SerioDtype dtype_b = serio_reader_get_dtype (b->reader);
   Precisions precisions;
   Precision precision;
   Summary summary = { 0, };
@@ -933,7 +1020,8 @@ diff_arrays (Diff         *diff,
    * length, and so the same offset, until the shorter array ends. The
    * precision takes every value of both arrays, the comparison those that
    * both have. */
-  precisions_init (&precisions);
+  if (!precisions_init_recorded (&precisions, dtype_a, dtype_b))
+    precisions_init (&precisions);
   serio_tool_spool_clear (diff->shown.spool);
   while (more_a || more_b)
     {
@@ -998,7 +1086,7 @@ diff_arrays (Diff         *diff,
 
       if (!held_read (&diff->shown, i * sizeof value, &value, sizeof value))
         break;
-      print_value_difference (out, &value, precision);
+      print_value_difference (out, &value, precision, dtype_a, dtype_b);
     }
 
   /* With 0, only the counts: no "… and N more" line either. */
@@ -1024,9 +1112,15 @@ print_only_in (Diff       *diff,
 {
   g_autofree char *name = serio_tool_escape_name (array_name);
 
-  /* TRANSLATORS: a file name, then the index and name of an array that
-   * only this file has */
-  held_printf (out, _("Only in %s: array %u “%s”"), file->display, position, name);
+  if (serio_name_is_metadata (array_name))
+    /* TRANSLATORS: a file name, then the index and name of a record of
+     * the library's metadata (such as serio.tree, not an array) that only
+     * this file has */
+    held_printf (out, _("Only in %s: metadata record %u “%s”"), file->display, position, name);
+  else
+    /* TRANSLATORS: a file name, then the index and name of an array that
+     * only this file has */
+    held_printf (out, _("Only in %s: array %u “%s”"), file->display, position, name);
   held_printf (out, "\n");
   diff->differ = TRUE;
 }
@@ -1338,9 +1432,11 @@ serio_tool_diff (int    argc,
                                     "how many of the values both arrays have differ, with the largest\n"
                                     "differences (absolute, relative to B, and as a distance) and the\n"
                                     "first few values: index, both values and their distance, or\n"
-                                    "“NaN” when one is NaN. Distances are in units when every value of both\n"
-                                    "arrays is an integer, else in ULPs (steps between neighbouring numbers;\n"
-                                    "-0 and +0 are 1 apart) of the narrowest of bfloat16, float16, float32\n"
+                                    "“NaN” when one is NaN. Distances are in ULPs (steps between neighbouring\n"
+                                    "numbers; -0 and +0 are 1 apart) of the arrays' type when both record\n"
+                                    "the same one (“w@float32[3]”), in units for the integer types and bool;\n"
+                                    "for arrays without a type, in units when every value of both arrays is\n"
+                                    "an integer, else in ULPs of the narrowest of bfloat16, float16, float32\n"
                                     "and float64 that holds them all. “-” stands for the standard input.\n\n"
                                     "With --atol or --rtol, values a and b match when\n"
                                     "|a - b| <= atol + rtol * |b|, as numpy.allclose() has it (NaN matches\n"

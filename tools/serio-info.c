@@ -12,6 +12,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-ryu.h"
 #include "serio-tool.h"
 
 /* Values are read into a scratch buffer of this many. */
@@ -27,6 +28,64 @@ typedef struct
 } Stats;
 
 static gboolean json_output = FALSE;
+
+/* The legacy table of types that the first Python package wrote as the
+ * first record, serio.dtypes: one code per array after it, in the order
+ * of docs/format.md (13 is a text stored as its code points). Legacy
+ * arrays are unmarked; the table gives the type shown. */
+#define LEGACY_DTYPES_NAME "serio.dtypes"
+#define LEGACY_CODE_STR 13
+#define LEGACY_CODE_UNKNOWN 255
+/* Codes kept at most, one byte each: a table longer than any file's
+ * number of arrays costs no more memory than this. */
+#define LEGACY_MAX_CODES (1 << 20)
+
+static const SerioDtype legacy_dtypes[] = {
+  SERIO_DTYPE_FLOAT64, SERIO_DTYPE_FLOAT32, SERIO_DTYPE_FLOAT16, SERIO_DTYPE_BFLOAT16,
+  SERIO_DTYPE_INT64, SERIO_DTYPE_INT32, SERIO_DTYPE_INT16, SERIO_DTYPE_INT8,
+  SERIO_DTYPE_UINT64, SERIO_DTYPE_UINT32, SERIO_DTYPE_UINT16, SERIO_DTYPE_UINT8,
+  SERIO_DTYPE_BOOL,
+};
+
+/* The type of an array as info shows it: its own, or for an unmarked
+ * array of a file with a legacy table, the table's. @dtype is what its
+ * values print as ("str" prints as float64: integers). */
+typedef struct
+{
+  SerioDtype  dtype;
+  const char *name;
+} ShownType;
+
+static ShownType
+shown_type (SerioReader *reader,
+            GByteArray  *legacy,
+            guint64      legacy_index)
+{
+  SerioDtype dtype = serio_reader_get_dtype (reader);
+  guint8 code;
+
+  if (dtype != SERIO_DTYPE_FLOAT64 || legacy == NULL || legacy_index >= legacy->len)
+    return (ShownType) { dtype, serio_dtype_to_string (dtype) };
+
+  code = legacy->data[legacy_index];
+  if (code == LEGACY_CODE_STR)
+    return (ShownType) { SERIO_DTYPE_FLOAT64, "str" };
+  if (code < G_N_ELEMENTS (legacy_dtypes))
+    return (ShownType) { legacy_dtypes[code], serio_dtype_to_string (legacy_dtypes[code]) };
+  return (ShownType) { dtype, serio_dtype_to_string (dtype) };
+}
+
+/* A value as the shortest decimal of the type shown, when it holds the
+ * value (a legacy table can claim a type its values do not have). */
+static const char *
+format_value (double     value,
+              SerioDtype dtype,
+              char       buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  if (!serio_dtype_holds (dtype, value))
+    dtype = SERIO_DTYPE_FLOAT64;
+  return serio_tool_format_typed (value, dtype, buf);
+}
 
 static const GOptionEntry entries[] = {
   { "json", 'j', 0, G_OPTION_ARG_NONE, &json_output, N_("Print JSON instead of text"), NULL },
@@ -74,27 +133,28 @@ stats_add (Stats        *stats,
     }
 }
 
-/* The name as shown: "dense.w" for a name without a shape suffix, and
- * "conv1.weight (16, 3, 3, 3)" for "conv1.weight[16x3x3x3]": the base name
- * and the shape, as NumPy writes it. */
+/* The name as shown, then the type: "dense.w float64" for a name without
+ * a shape suffix, and "conv1.weight (16, 3, 3, 3) float32" for
+ * "conv1.weight@float32[16x3x3x3]": the base name and the shape, as NumPy
+ * writes it. */
 static char *
-describe_name (SerioReader *reader)
+describe_name (SerioReader     *reader,
+               const ShownType *type)
 {
   const char *name = serio_reader_get_name (reader);
   g_autofree char *base_name = serio_reader_get_base_name (reader);
   g_autofree guint64 *shape = NULL;
   g_autofree char *shape_text = NULL;
-  g_autofree char *escaped = NULL;
+  g_autofree char *escaped = serio_tool_escape_name (base_name);
   guint n_dims;
 
   if (g_str_equal (name, base_name))
-    return serio_tool_escape_name (name);
+    return g_strdup_printf ("%s %s", escaped, type->name);
 
   shape = serio_reader_get_shape (reader, &n_dims);
   shape_text = serio_tool_shape_to_string (shape, n_dims);
-  escaped = serio_tool_escape_name (base_name);
 
-  return g_strdup_printf ("%s %s", escaped, shape_text);
+  return g_strdup_printf ("%s %s %s", escaped, shape_text, type->name);
 }
 
 /* The line of one array, read up to its end. */
@@ -102,10 +162,11 @@ static gboolean
 append_text (SerioToolSpool  *out,
              SerioReader     *reader,
              guint            index,
+             const ShownType *type,
              const Stats     *stats,
              GError         **error)
 {
-  g_autofree char *name = describe_name (reader);
+  g_autofree char *name = describe_name (reader, type);
   guint64 n_values = serio_reader_get_n_values (reader);
 
   if (stats->has_range)
@@ -122,8 +183,8 @@ append_text (SerioToolSpool  *out,
                                                           "  [%u] %s: %lu values; min %s, max %s; NaN: %lu, infinite: %lu",
                                                           n_values),
                                              index, name, (gulong) n_values,
-                                             serio_tool_format_double (stats->min, min),
-                                             serio_tool_format_double (stats->max, max),
+                                             format_value (stats->min, type->dtype, min),
+                                             format_value (stats->max, type->dtype, max),
                                              (gulong) stats->n_nan, (gulong) stats->n_inf) &&
              serio_tool_spool_append (out, "\n", 1, error);
     }
@@ -138,6 +199,29 @@ append_text (SerioToolSpool  *out,
                                                       "  [%u] %s: %lu values; NaN: %lu",
                                                       n_values),
                                          index, name, (gulong) n_values, (gulong) stats->n_nan) &&
+         serio_tool_spool_append (out, "\n", 1, error);
+}
+
+/* The line of a metadata record. */
+static gboolean
+append_metadata_text (SerioToolSpool  *out,
+                      SerioReader     *reader,
+                      guint            index,
+                      GError         **error)
+{
+  g_autofree char *name = serio_tool_escape_name (serio_reader_get_name (reader));
+  guint64 n_values = serio_reader_get_n_values (reader);
+
+  return serio_tool_spool_append_printf (out, error,
+                                         g_dngettext (GETTEXT_PACKAGE,
+                                                      /* TRANSLATORS: a record of a file that is
+                                                       * not an array but the library's metadata
+                                                       * (such as serio.dtypes): its index, its
+                                                       * name and its length */
+                                                      "  [%u] %s: metadata, %lu value",
+                                                      "  [%u] %s: metadata, %lu values",
+                                                      n_values),
+                                         index, name, (gulong) n_values) &&
          serio_tool_spool_append (out, "\n", 1, error);
 }
 
@@ -207,8 +291,9 @@ append_json_string (GString    *out,
 /* Finite values as numbers, the others as the strings "inf", "-inf"; -0
  * as "-0.0", which JSON readers that turn "-0" into the integer 0 keep. */
 static void
-append_json_double (GString *out,
-                    double   value)
+append_json_double (GString    *out,
+                    double      value,
+                    SerioDtype  dtype)
 {
   char buf[SERIO_TOOL_DOUBLE_BUFSIZE];
 
@@ -217,13 +302,15 @@ append_json_double (GString *out,
   else if (value == 0 && signbit (value))
     g_string_append (out, "-0.0");
   else
-    g_string_append (out, serio_tool_format_double (value, buf));
+    g_string_append (out, format_value (value, dtype, buf));
 }
 
 static gboolean
 append_json_array (SerioToolSpool  *out,
                    SerioReader     *reader,
                    guint            index,
+                   gboolean         first,
+                   const ShownType *type,
                    const Stats     *stats,
                    GError         **error)
 {
@@ -232,10 +319,12 @@ append_json_array (SerioToolSpool  *out,
   g_autofree guint64 *shape = NULL;
   guint n_dims;
 
-  g_string_append_printf (text, "%s\n      {\"index\": %u, \"name\": ", index > 0 ? "," : "", index);
+  g_string_append_printf (text, "%s\n      {\"index\": %u, \"name\": ", first ? "" : ",", index);
   append_json_string (text, serio_reader_get_name (reader));
   g_string_append (text, ", \"base_name\": ");
   append_json_string (text, base_name);
+  g_string_append (text, ", \"dtype\": ");
+  append_json_string (text, type->name);
   g_string_append (text, ", \"shape\": [");
   shape = serio_reader_get_shape (reader, &n_dims);
   for (guint k = 0; k < n_dims; k++)
@@ -244,16 +333,33 @@ append_json_array (SerioToolSpool  *out,
   g_string_append_printf (text, ", \"length\": %" G_GUINT64_FORMAT ", \"min\": ",
                           serio_reader_get_n_values (reader));
   if (stats->has_range)
-    append_json_double (text, stats->min);
+    append_json_double (text, stats->min, type->dtype);
   else
     g_string_append (text, "null");
   g_string_append (text, ", \"max\": ");
   if (stats->has_range)
-    append_json_double (text, stats->max);
+    append_json_double (text, stats->max, type->dtype);
   else
     g_string_append (text, "null");
   g_string_append_printf (text, ", \"nan\": %" G_GUINT64_FORMAT ", \"inf\": %" G_GUINT64_FORMAT "}",
                           stats->n_nan, stats->n_inf);
+
+  return serio_tool_spool_append (out, text->str, text->len, error);
+}
+
+static gboolean
+append_json_metadata (SerioToolSpool  *out,
+                      SerioReader     *reader,
+                      guint            index,
+                      gboolean         first,
+                      GError         **error)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+
+  g_string_append_printf (text, "%s\n      {\"index\": %u, \"name\": ", first ? "" : ",", index);
+  append_json_string (text, serio_reader_get_name (reader));
+  g_string_append_printf (text, ", \"length\": %" G_GUINT64_FORMAT "}",
+                          serio_reader_get_n_values (reader));
 
   return serio_tool_spool_append (out, text->str, text->len, error);
 }
@@ -267,14 +373,17 @@ append_to_spool (const char  *data,
   return serio_tool_spool_append (user_data, data, len, error);
 }
 
-/* The object of one file, whose arrays are in @arrays. */
+/* The object of one file, whose arrays are in @arrays and metadata
+ * records in @metadata. */
 static gboolean
 append_json (SerioToolSpool  *out,
              const char      *path,
              guint            n_arrays,
+             guint            n_metadata,
              guint32          checksum,
              gboolean         sealed,
              SerioToolSpool  *arrays,
+             SerioToolSpool  *metadata,
              GError         **error)
 {
   g_autofree char *display = g_filename_display_name (path);
@@ -286,7 +395,10 @@ append_json (SerioToolSpool  *out,
 
   return serio_tool_spool_append (out, text->str, text->len, error) &&
          serio_tool_spool_replay (arrays, FALSE, append_to_spool, out, error) &&
-         serio_tool_spool_append (out, n_arrays > 0 ? "\n    ]\n  }" : "]\n  }", -1, error);
+         serio_tool_spool_append (out, n_arrays > 0 ? "\n    ],\n    \"metadata\": [" : "],\n    \"metadata\": [",
+                                  -1, error) &&
+         serio_tool_spool_replay (metadata, FALSE, append_to_spool, out, error) &&
+         serio_tool_spool_append (out, n_metadata > 0 ? "\n    ]\n  }" : "]\n  }", -1, error);
 }
 
 /* Streams one file through a reader, its checksum taken from the bytes as
@@ -302,8 +414,10 @@ describe_file (const char      *path,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(SerioToolSpool) arrays = serio_tool_spool_new ("serio-info-XXXXXX");
+  g_autoptr(SerioToolSpool) metadata = serio_tool_spool_new ("serio-info-XXXXXX");
   g_autoptr(SerioReader) reader = serio_tool_open_reader (path, SERIO_TOOL_INPUT_CHECKSUM, &error);
-  guint n_arrays = 0;
+  g_autoptr(GByteArray) legacy = NULL;
+  guint index = 0, n_arrays = 0, n_metadata = 0;
   guint32 checksum;
   gboolean sealed;
 
@@ -313,22 +427,46 @@ describe_file (const char      *path,
       return SERIO_TOOL_EXIT_ERROR;
     }
 
-  while (serio_reader_next (reader, NULL, &error))
+  for (; serio_reader_next (reader, NULL, &error); index++)
     {
+      const char *name = serio_reader_get_name (reader);
+      gboolean is_metadata = serio_name_is_metadata (name);
+      gboolean is_legacy = index == 0 && g_str_equal (name, LEGACY_DTYPES_NAME);
+      ShownType type = shown_type (reader, legacy, n_arrays);
       Stats stats;
       gsize n;
 
+      if (is_legacy)
+        legacy = g_byte_array_new ();
       stats_init (&stats);
       do
         {
           if (!serio_reader_read_values (reader, values, SCRATCH_VALUES, &n, NULL, &error))
             return serio_tool_report_read_error (path, error);
-          stats_add (&stats, values, n);
+          if (is_legacy)
+            for (gsize i = 0; i < n && legacy->len < LEGACY_MAX_CODES; i++)
+              {
+                guint8 code = values[i] >= 0 && values[i] <= LEGACY_CODE_STR &&
+                              values[i] == floor (values[i]) ? (guint8) values[i] : LEGACY_CODE_UNKNOWN;
+
+                g_byte_array_append (legacy, &code, 1);
+              }
+          if (!is_metadata)
+            stats_add (&stats, values, n);
         }
       while (n > 0);
 
-      if (json_output ? !append_json_array (arrays, reader, n_arrays, &stats, &error)
-                      : !append_text (arrays, reader, n_arrays, &stats, &error))
+      if (is_metadata)
+        {
+          if (json_output ? !append_json_metadata (metadata, reader, index, n_metadata == 0, &error)
+                          : !append_metadata_text (metadata, reader, index, &error))
+            goto spool_error;
+          n_metadata++;
+          continue;
+        }
+
+      if (json_output ? !append_json_array (arrays, reader, index, n_arrays == 0, &type, &stats, &error)
+                      : !append_text (arrays, reader, index, &type, &stats, &error))
         goto spool_error;
       n_arrays++;
     }
@@ -340,13 +478,14 @@ describe_file (const char      *path,
   if (json_output)
     {
       if (!serio_tool_spool_append (json, *first ? "\n" : ",\n", -1, &error) ||
-          !append_json (json, path, n_arrays, checksum, sealed, arrays, &error))
+          !append_json (json, path, n_arrays, n_metadata, checksum, sealed, arrays, metadata, &error))
         goto spool_error;
     }
   else
     {
       print_text_header (path, n_arrays, checksum, sealed);
-      if (!serio_tool_spool_replay (arrays, TRUE, serio_tool_spool_print_line, NULL, &error))
+      if (!serio_tool_spool_replay (arrays, TRUE, serio_tool_spool_print_line, NULL, &error) ||
+          !serio_tool_spool_replay (metadata, TRUE, serio_tool_spool_print_line, NULL, &error))
         goto spool_error;
     }
   *first = FALSE;
@@ -369,14 +508,16 @@ serio_tool_info (int    argc,
 
   if (!serio_tool_parse_options (N_("FILE…"),
                                  N_("Describe the arrays in serio files: index, name (and shape, for a\n"
-                                    "name with a shape suffix such as “w[2x3]”), length, least and\n"
-                                    "greatest value (NaN aside), how many values are NaN and how many\n"
-                                    "infinite; and for each file its checksum and whether it is sealed\n"
-                                    "(and so verified as it was read). “-” stands for the standard input."),
+                                    "name with a shape suffix such as “w[2x3]”), element type, length,\n"
+                                    "least and greatest value (NaN aside) as decimals of that type, how\n"
+                                    "many values are NaN and how many infinite; and for each file its\n"
+                                    "checksum and whether it is sealed (and so verified as it was read).\n"
+                                    "Metadata records (names that begin with “serio.”) are listed apart,\n"
+                                    "after the arrays. “-” stands for the standard input."),
                                  N_("With --json, print a JSON array of one object per file read:\n"
                                     "  {\"file\", \"checksum\", \"sealed\", \"arrays\": [{\"index\", \"name\",\n"
-                                    "    \"base_name\", \"shape\", \"length\", \"min\", \"max\", \"nan\",\n"
-                                    "    \"inf\"}, …]}\n"
+                                    "    \"base_name\", \"dtype\", \"shape\", \"length\", \"min\", \"max\",\n"
+                                    "    \"nan\", \"inf\"}, …], \"metadata\": [{\"index\", \"name\", \"length\"}, …]}\n"
                                     "Values are shortest round-trip decimals, -0 is written -0.0, and the\n"
                                     "infinities are the strings \"inf\" and \"-inf\"; min and max are null\n"
                                     "when no value is a number. In file names that are not UTF-8, invalid\n"

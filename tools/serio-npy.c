@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* serio-npy.c: reading NumPy .npy files, and writing .npy files and .npz
- * archives of 64-bit floats, as streams
+ * archives of the types that serio arrays have, as streams
  *
  * Copyright 2026 The libserio authors
  *
@@ -11,7 +11,8 @@
  * 'shape', padded with spaces and ended by a newline. The data follows.
  *
  * The reader takes the header, checks it against the size of the data,
- * then converts the data to doubles in pieces, for a sink (serio-numpy.h).
+ * then hands the data in pieces to a sink (serio-numpy.h), as elements of
+ * the serio type of the same name in the host's byte order.
  * Fortran-order data is put in C order through a block of bounded size.
  * The writer writes each array as its values come; a .npz member's CRC-32
  * goes into a data descriptor after its data (APPNOTE 4.3.9), since the
@@ -260,6 +261,31 @@ serio_tool_shape_to_string (const guint64 *shape,
 }
 
 
+/* Whether NumPy can make an array of this shape, with elements of
+ * @item_size bytes: every dimension is a (64-bit) npy_intp, and so is the
+ * size in bytes of the elements, the dimensions of size 0 left out
+ * (numpy.empty((0, 2**63 - 1)) is "too big"). A shape that NumPy refuses
+ * would make names that nothing else reads. */
+static gboolean
+numpy_allows (const Header *header,
+              guint         item_size)
+{
+  guint64 n_bytes = item_size;
+
+  for (guint k = 0; k < header->n_dims; k++)
+    {
+      if (header->shape[k] > G_MAXINT64)
+        return FALSE;
+      if (header->shape[k] == 0)
+        continue;
+      if (header->shape[k] > G_MAXINT64 / n_bytes)
+        return FALSE;
+      n_bytes *= header->shape[k];
+    }
+
+  return TRUE;
+}
+
 /* The number of elements, or FALSE if it does not fit in 64 bits. */
 static gboolean
 count_elements (const Header *header,
@@ -301,6 +327,7 @@ typedef struct
   guint       size;
   gboolean    big_endian;
   const char *type_name;
+  SerioDtype  serio_dtype;
 } Dtype;
 
 /* "<f8", ">f4", "<f2", "|i1", "<u4", "|b1", …: the byte order, the kind
@@ -315,20 +342,20 @@ parse_descr (const char *descr,
     const char *code;
     Kind        kind;
     guint       size;
-    const char *type_name;
+    SerioDtype  serio_dtype;
   } known[] = {
-    { "f8", KIND_FLOAT, 8, "float64" },
-    { "f4", KIND_FLOAT, 4, "float32" },
-    { "f2", KIND_FLOAT, 2, "float16" },
-    { "i8", KIND_INT, 8, "int64" },
-    { "i4", KIND_INT, 4, "int32" },
-    { "i2", KIND_INT, 2, "int16" },
-    { "i1", KIND_INT, 1, "int8" },
-    { "u8", KIND_UINT, 8, "uint64" },
-    { "u4", KIND_UINT, 4, "uint32" },
-    { "u2", KIND_UINT, 2, "uint16" },
-    { "u1", KIND_UINT, 1, "uint8" },
-    { "b1", KIND_BOOL, 1, "bool" },
+    { "f8", KIND_FLOAT, 8, SERIO_DTYPE_FLOAT64 },
+    { "f4", KIND_FLOAT, 4, SERIO_DTYPE_FLOAT32 },
+    { "f2", KIND_FLOAT, 2, SERIO_DTYPE_FLOAT16 },
+    { "i8", KIND_INT, 8, SERIO_DTYPE_INT64 },
+    { "i4", KIND_INT, 4, SERIO_DTYPE_INT32 },
+    { "i2", KIND_INT, 2, SERIO_DTYPE_INT16 },
+    { "i1", KIND_INT, 1, SERIO_DTYPE_INT8 },
+    { "u8", KIND_UINT, 8, SERIO_DTYPE_UINT64 },
+    { "u4", KIND_UINT, 4, SERIO_DTYPE_UINT32 },
+    { "u2", KIND_UINT, 2, SERIO_DTYPE_UINT16 },
+    { "u1", KIND_UINT, 1, SERIO_DTYPE_UINT8 },
+    { "b1", KIND_BOOL, 1, SERIO_DTYPE_BOOL },
   };
 
   if (strlen (descr) != 3 || (descr[0] != '<' && descr[0] != '>' && descr[0] != '|'))
@@ -341,7 +368,8 @@ parse_descr (const char *descr,
       /* Only one-byte types have no byte order. */
       if ((descr[0] == '|') != (known[i].size == 1))
         return FALSE;
-      *dtype = (Dtype) { known[i].kind, known[i].size, descr[0] == '>', known[i].type_name };
+      *dtype = (Dtype) { known[i].kind, known[i].size, descr[0] == '>',
+                         serio_dtype_to_string (known[i].serio_dtype), known[i].serio_dtype };
       return TRUE;
     }
 
@@ -477,29 +505,44 @@ inexact_element (const guchar *p,
   return FALSE;
 }
 
-/* Converts @n_values elements at @raw to doubles; @first_index is the C
- * order index of the first, for the message about an inexact one. */
+/* Checks @n_values elements at @raw and copies them to @out in the
+ * host's byte order, as typed bytes of their serio type; @first_index is
+ * the C order index of the first, for the message about one that a serio
+ * array cannot hold (a 64-bit integer that no double holds, a boolean
+ * byte other than 0 and 1: every float and every narrower integer is
+ * exactly a double). */
 static gboolean
 convert_elements (const guchar *raw,
                   const Dtype  *dtype,
-                  double       *values,
+                  guchar       *out,
                   gsize         n_values,
                   guint64       first_index,
                   GError      **error)
 {
-  if (dtype->kind == KIND_FLOAT && dtype->size == 8 &&
-      dtype->big_endian == (G_BYTE_ORDER == G_BIG_ENDIAN))
+  gboolean swap = dtype->size > 1 && dtype->big_endian != (G_BYTE_ORDER == G_BIG_ENDIAN);
+
+  if (dtype->kind == KIND_BOOL || (dtype->kind != KIND_FLOAT && dtype->size == 8))
     {
-      memcpy (values, raw, n_values * sizeof (double));
+      for (gsize i = 0; i < n_values; i++)
+        {
+          const guchar *p = raw + i * dtype->size;
+          double value;
+
+          if (!load_element (p, dtype, &value))
+            return inexact_element (p, dtype, first_index + i, error);
+        }
+    }
+
+  if (!swap)
+    {
+      memcpy (out, raw, n_values * dtype->size);
       return TRUE;
     }
 
   for (gsize i = 0; i < n_values; i++)
     {
-      const guchar *p = raw + i * dtype->size;
-
-      if (!load_element (p, dtype, &values[i]))
-        return inexact_element (p, dtype, first_index + i, error);
+      for (guint k = 0; k < dtype->size; k++)
+        out[i * dtype->size + k] = raw[i * dtype->size + dtype->size - 1 - k];
     }
 
   return TRUE;
@@ -582,11 +625,11 @@ typedef struct
   guint64                n_values;
   guint64                data_offset;     /* in the source */
   guint64                emitted;         /* values handed to the sink */
-  double                *values;          /* SERIO_NUMPY_CHUNK_VALUES */
+  guchar                *elements;        /* SERIO_NUMPY_CHUNK_VALUES, in host order */
 } Npy;
 
 /* Converts @n_values elements in C order at @raw and hands them to the
- * sink, in pieces. FALSE without an error: the sink stopped. */
+ * sink, in pieces. */
 static gboolean
 emit_elements (Npy           *npy,
                const guchar  *raw,
@@ -597,9 +640,9 @@ emit_elements (Npy           *npy,
     {
       gsize n = (gsize) MIN (n_values, SERIO_NUMPY_CHUNK_VALUES);
 
-      if (!convert_elements (raw, &npy->dtype, npy->values, n, npy->emitted, error))
+      if (!convert_elements (raw, &npy->dtype, npy->elements, n, npy->emitted, error))
         return FALSE;
-      if (!npy->sink->values (npy->user_data, npy->values, n))
+      if (!npy->sink->values (npy->user_data, npy->elements, n, error))
         return FALSE;
       npy->emitted += n;
       raw += n * npy->dtype.size;
@@ -944,14 +987,15 @@ out:
  *
  * Reads arrays of floats (float64, float32, float16), integers (8 to 64
  * bits, signed or not) and booleans, in either byte order and in C or
- * Fortran order, and hands their values to @sink as doubles in C order,
+ * Fortran order, and hands their values to @sink in C order as elements
+ * of their serio type (SerioNumpyHeader:dtype) in the host's byte order,
  * in pieces. The header is checked against the size of the data, when it
  * is known, before the sink sees it; nothing is allocated from a size
  * that the file gives.
  *
  * Returns: %TRUE when the whole array was read; %FALSE with @error set
  *   when the data is not valid or cannot be read (see
- *   SerioNumpySource:io_failed), or without when the sink stopped
+ *   SerioNumpySource:io_failed), or when the sink stopped
  */
 gboolean
 serio_numpy_read_npy (SerioNumpySource      *source,
@@ -963,7 +1007,7 @@ serio_numpy_read_npy (SerioNumpySource      *source,
   guchar prefix[12];
   g_autofree char *text = NULL;
   g_autofree char *descr = NULL;
-  g_autofree double *values = NULL;
+  g_autofree guchar *elements = NULL;
   Header header = { 0, };
   SerioNumpyHeader info = { 0, };
   Npy npy = { 0, };
@@ -1028,6 +1072,16 @@ serio_numpy_read_npy (SerioNumpySource      *source,
       return FALSE;
     }
 
+  if (!numpy_allows (&header, npy.dtype.size))
+    {
+      g_autofree char *shape_text = serio_tool_shape_to_string (header.shape, header.n_dims);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   /* TRANSLATORS: a shape, as “(2, 3)” */
+                   _("the shape %s is larger than NumPy allows (a dimension or the size in bytes "
+                     "above 2^63 − 1)"), shape_text);
+      return FALSE;
+    }
   if (!count_elements (&header, &n) || n > G_MAXUINT64 / npy.dtype.size)
     return data_shorter (&header, error);
   if (source->size >= 0)
@@ -1045,17 +1099,18 @@ serio_numpy_read_npy (SerioNumpySource      *source,
   info.n_dims = header.n_dims;
   info.n_values = n;
   info.type_name = npy.dtype.type_name;
-  if (!sink->begin (user_data, &info))
+  info.dtype = npy.dtype.serio_dtype;
+  if (!sink->begin (user_data, &info, error))
     return FALSE;
 
-  values = g_new (double, SERIO_NUMPY_CHUNK_VALUES);
+  elements = g_malloc (SERIO_NUMPY_CHUNK_VALUES * (gsize) npy.dtype.size);
   npy.source = source;
   npy.sink = sink;
   npy.user_data = user_data;
   npy.header = &header;
   npy.n_values = n;
   npy.data_offset = data_offset;
-  npy.values = values;
+  npy.elements = elements;
 
   if (header.fortran_order && header.n_dims > 1 && n > 0)
     {
@@ -1077,7 +1132,7 @@ serio_numpy_read_npy (SerioNumpySource      *source,
         return data_longer (&header, error);
     }
 
-  return sink->end (user_data);
+  return sink->end (user_data, error);
 }
 
 static gssize
@@ -1139,10 +1194,36 @@ serio_numpy_file_source_init (SerioNumpyFileSource *file_source,
 /* Writing                                                            */
 /* ------------------------------------------------------------------ */
 
-/* The prefix and header of a version 1.0 .npy file of little-endian
- * float64 in C order, padded to a multiple of 64 bytes as NumPy does. */
+/* The NumPy type of a serio type, little-endian: every type but bfloat16,
+ * which NumPy does not have. */
+static const char *
+descr_of (SerioDtype dtype)
+{
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT64: return "<f8";
+    case SERIO_DTYPE_FLOAT32: return "<f4";
+    case SERIO_DTYPE_FLOAT16: return "<f2";
+    case SERIO_DTYPE_INT8: return "|i1";
+    case SERIO_DTYPE_INT16: return "<i2";
+    case SERIO_DTYPE_INT32: return "<i4";
+    case SERIO_DTYPE_INT64: return "<i8";
+    case SERIO_DTYPE_UINT8: return "|u1";
+    case SERIO_DTYPE_UINT16: return "<u2";
+    case SERIO_DTYPE_UINT32: return "<u4";
+    case SERIO_DTYPE_UINT64: return "<u8";
+    case SERIO_DTYPE_BOOL: return "|b1";
+    case SERIO_DTYPE_BFLOAT16:
+    default:
+      return NULL;
+    }
+}
+
+/* The prefix and header of a version 1.0 .npy file of @descr in C order,
+ * padded to a multiple of 64 bytes as NumPy does. */
 static GByteArray *
-npy_header (const guint64 *shape,
+npy_header (const char    *descr,
+            const guint64 *shape,
             guint          n_dims)
 {
   static const guchar prefix[8] = { 0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0 };
@@ -1151,7 +1232,8 @@ npy_header (const guint64 *shape,
   GByteArray *out = g_byte_array_new ();
   guint8 length[2];
 
-  g_string_printf (header, "{'descr': '<f8', 'fortran_order': False, 'shape': %s, }", shape_text);
+  g_string_printf (header, "{'descr': '%s', 'fortran_order': False, 'shape': %s, }", descr,
+                   shape_text);
   while ((sizeof prefix + sizeof length + header->len + 1) % 64 != 0)
     g_string_append_c (header, ' ');
   g_string_append_c (header, '\n');
@@ -1241,6 +1323,7 @@ struct _SerioNumpyWriter
   guint64           n_arrays;
   GByteArray       *central;
   guint64          *chunk;          /* SERIO_NUMPY_CHUNK_VALUES, little-endian */
+  gsize             item_size;      /* of the array being written */
   guint8           *deflated;       /* DEFLATE_BUFFER_SIZE */
 
   /* The array being written */
@@ -1263,8 +1346,8 @@ struct _SerioNumpyWriter
  * @format: a .npy file of one array, or a .npz archive, stored or
  *   compressed with deflate
  *
- * Writes a version 1.0 .npy file of one little-endian float64 array of its
- * shape, or a .npz archive of such files, as the values come: each array
+ * Writes a version 1.0 .npy file of one little-endian array of its type
+ * and shape, or a .npz archive of such files, as the values come: each array
  * between serio_numpy_writer_begin_array() and
  * serio_numpy_writer_end_array(), the archive completed by
  * serio_numpy_writer_finish(). A .npz member's CRC-32 (and, compressed,
@@ -1367,12 +1450,14 @@ write_npy_bytes (SerioNumpyWriter  *writer,
 /*
  * serio_numpy_writer_begin_array:
  * @name: the member's name less ".npy", for a .npz archive
+ * @dtype: the type of the elements, any but bfloat16
  * @shape: (array length=n_dims): the shape
  * @n_values: the product of the dimensions: the values to add
  */
 gboolean
 serio_numpy_writer_begin_array (SerioNumpyWriter  *writer,
                                 const char        *name,
+                                SerioDtype         dtype,
                                 const guint64     *shape,
                                 guint              n_dims,
                                 guint64            n_values,
@@ -1385,11 +1470,13 @@ serio_numpy_writer_begin_array (SerioNumpyWriter  *writer,
 
   g_return_val_if_fail (!writer->in_array, FALSE);
   g_return_val_if_fail (writer->format != SERIO_NUMPY_NPY || writer->n_arrays == 0, FALSE);
+  g_return_val_if_fail (descr_of (dtype) != NULL, FALSE);
 
-  header = npy_header (shape, n_dims);
-  if (n_values > (G_MAXUINT64 - header->len) / sizeof (double))
+  header = npy_header (descr_of (dtype), shape, n_dims);
+  writer->item_size = serio_dtype_get_size (dtype);
+  if (n_values > (G_MAXUINT64 - header->len) / writer->item_size)
     return too_large (error);
-  writer->size = header->len + n_values * sizeof (double);
+  writer->size = header->len + n_values * writer->item_size;
   writer->n_left = n_values;
 
   if (writer->format == SERIO_NUMPY_NPY)
@@ -1463,28 +1550,34 @@ serio_numpy_writer_begin_array (SerioNumpyWriter  *writer,
   return write_npy_bytes (writer, header->data, header->len, error);
 }
 
-/* The next @n_values values of the array, at most those left. */
+/* The next @n_values elements of the array, in the host's byte order,
+ * at most those left. */
 gboolean
-serio_numpy_writer_add_values (SerioNumpyWriter  *writer,
-                               const double      *values,
-                               gsize              n_values,
-                               GError           **error)
+serio_numpy_writer_add_elements (SerioNumpyWriter  *writer,
+                                 const void        *elements,
+                                 gsize              n_values,
+                                 GError           **error)
 {
+  gsize size = writer->item_size;
+
   g_return_val_if_fail (writer->in_array, FALSE);
   g_return_val_if_fail (n_values <= writer->n_left, FALSE);
 
   for (gsize done = 0; done < n_values;)
     {
       gsize n = MIN (n_values - done, SERIO_NUMPY_CHUNK_VALUES);
+      const guchar *p = (const guchar *) elements + done * size;
 
-      for (gsize i = 0; i < n; i++)
+      if (G_BYTE_ORDER == G_BIG_ENDIAN && size > 1)
         {
-          guint64 bits;
+          guchar *out = (guchar *) writer->chunk;
 
-          memcpy (&bits, &values[done + i], sizeof bits);
-          writer->chunk[i] = GUINT64_TO_LE (bits);
+          for (gsize i = 0; i < n * size; i += size)
+            for (gsize k = 0; k < size; k++)
+              out[i + k] = p[i + size - 1 - k];
+          p = out;
         }
-      if (!write_npy_bytes (writer, writer->chunk, n * sizeof (guint64), error))
+      if (!write_npy_bytes (writer, p, n * size, error))
         return FALSE;
       writer->n_left -= n;
       done += n;

@@ -12,6 +12,17 @@
  * read too. Every length is checked against the size of the file, and a
  * compressed member is inflated no further than its declared size.
  *
+ * The reading is strict, since a reader that accepts more than numpy
+ * (CPython's zipfile) does would give other arrays from the same file,
+ * or more of them: the whole central directory is read by its size and
+ * must hold as many entries as the end record counts; no two members
+ * have the same name, and none an empty one; each local header has its
+ * entry's name, method, CRC-32 and sizes; no two members share bytes, nor
+ * a member with the directory (overlapping members are how a few
+ * kilobytes become gigabytes). All of it is checked before the first
+ * array goes to the sink. The archive must be read by offset: a pipe is
+ * refused.
+ *
  * The archive is read by offset, through buffers of a bounded size: the
  * end of the file for the end of central directory record, one entry of
  * the central directory at a time, and each member's data in pieces,
@@ -48,6 +59,7 @@
 #define METHOD_DEFLATE 8
 
 #define FLAG_ENCRYPTED 0x0001
+#define FLAG_DATA_DESCRIPTOR 0x0008
 
 /* Compressed bytes read at a time. */
 #define INPUT_BUFFER_SIZE (256 * 1024)
@@ -115,6 +127,8 @@ archive_read (Archive  *archive,
   gsize got;
 
   g_assert (in_archive (archive, offset, size));
+  if (size == 0)
+    return TRUE;
 
   if (archive->position != offset)
     {
@@ -218,9 +232,9 @@ find_directory (Archive    *archive,
       dir->offset = get64 (eocd64 + 48);
     }
 
-  /* Each entry takes at least CENTRAL_SIZE bytes: this bounds the count. */
-  if (!in_archive (archive, dir->offset, dir->size) ||
-      dir->n_entries > dir->size / CENTRAL_SIZE)
+  /* The count is checked against the entries that the directory holds
+   * once they were read. */
+  if (!in_archive (archive, dir->offset, dir->size))
     return damaged (error);
 
   return TRUE;
@@ -228,22 +242,24 @@ find_directory (Archive    *archive,
 
 typedef struct
 {
-  char    *name;
+  char    *name;              /* as UTF-8 */
+  GBytes  *raw_name;          /* as the directory has it */
   guint    flags;
   guint    method;
   guint32  crc;
   guint64  compressed_size;
   guint64  size;
   guint64  local_offset;
+  guint64  data_offset;       /* after the local header */
 } Entry;
 
 static void
-entry_clear (Entry *entry)
+entry_free (Entry *entry)
 {
-  g_clear_pointer (&entry->name, g_free);
+  g_free (entry->name);
+  g_clear_pointer (&entry->raw_name, g_bytes_unref);
+  g_free (entry);
 }
-
-G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC (Entry, entry_clear)
 
 /* Reads the sizes and offset that a ZIP64 extra field holds in place of
  * the 32-bit ones set to 0xffffffff, in the order APPNOTE gives. */
@@ -309,6 +325,12 @@ read_entry (Archive      *archive,
     return damaged (error);
 
   name_len = get16 (p + 28);
+  if (name_len == 0)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           _("a member of the archive has no name, which an array needs"));
+      return FALSE;
+    }
   extra_len = get16 (p + 30);
   comment_len = get16 (p + 32);
   if (end - *offset - CENTRAL_SIZE < name_len + extra_len + comment_len)
@@ -334,6 +356,7 @@ read_entry (Archive      *archive,
   if (memchr (name, '\0', name_len) != NULL)
     return damaged (error);
   entry->name = g_utf8_make_valid ((const char *) name, name_len);
+  entry->raw_name = g_bytes_new (name, name_len);
 
   *offset += CENTRAL_SIZE + name_len + extra_len + comment_len;
   return TRUE;
@@ -492,20 +515,11 @@ member_drain (Member  *member,
   return member_finish (member, error);
 }
 
+/* What a member must be to be read as an array, from its entry. */
 static gboolean
-read_member (Archive               *archive,
-             const Entry           *entry,
-             const SerioNumpySink  *sink,
-             gpointer               user_data,
-             GError               **error)
+check_entry (const Entry  *entry,
+             GError      **error)
 {
-  guchar local[LOCAL_SIZE];
-  g_autofree char *name = NULL;
-  g_autofree guchar *input = NULL;
-  Member member = { { 0, }, };
-  guint64 data_offset;
-  gboolean ok;
-
   if (g_str_has_suffix (entry->name, "/"))
     {
       g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
@@ -533,24 +547,157 @@ read_member (Archive               *archive,
       return FALSE;
     }
 
+  return TRUE;
+}
+
+/* Reads the local header of @entry, checks it against the entry, and
+ * sets where the member's data begins. The name, the method, the CRC-32
+ * and the sizes must be the entry's, the last three unless they follow
+ * the data in a data descriptor (flag bit 3: zeros in the header), and
+ * sizes in a ZIP64 extra field as in the entry. */
+static gboolean
+read_local_header (Archive  *archive,
+                   Entry    *entry,
+                   GError  **error)
+{
+  guchar local[LOCAL_SIZE];
+  g_autofree guchar *variable = NULL;
+  Entry local_entry = { 0, };
+  gsize name_len, extra_len;
+  const char *differs = NULL;
+  gboolean described;
+  gsize entry_name_len;
+  const void *entry_name = g_bytes_get_data (entry->raw_name, &entry_name_len);
+
   if (!in_archive (archive, entry->local_offset, LOCAL_SIZE))
     return damaged (error);
   if (!archive_read (archive, entry->local_offset, local, sizeof local, error))
     return FALSE;
   if (get32 (local) != LOCAL_SIGNATURE)
     return damaged (error);
-  data_offset = entry->local_offset + LOCAL_SIZE + get16 (local + 26) + get16 (local + 28);
-  if (!in_archive (archive, data_offset, entry->compressed_size) ||
+
+  name_len = get16 (local + 26);
+  extra_len = get16 (local + 28);
+  if (!in_archive (archive, entry->local_offset + LOCAL_SIZE, name_len + extra_len))
+    return damaged (error);
+  variable = g_malloc (MAX (name_len + extra_len, 1));
+  if (!archive_read (archive, entry->local_offset + LOCAL_SIZE, variable, name_len + extra_len,
+                     error))
+    return FALSE;
+
+  local_entry.flags = get16 (local + 6);
+  local_entry.method = get16 (local + 8);
+  local_entry.crc = (guint32) get32 (local + 14);
+  local_entry.compressed_size = get32 (local + 18);
+  local_entry.size = get32 (local + 22);
+  if (!read_zip64_extra (variable + name_len, extra_len, &local_entry))
+    return damaged (error);
+  described = (local_entry.flags & FLAG_DATA_DESCRIPTOR) != 0;
+
+  if (name_len != entry_name_len || memcmp (variable, entry_name, name_len) != 0)
+    /* TRANSLATORS: what differs between a ZIP archive's local header and
+     * its central directory, in “the local header does not match the
+     * central directory (%s)” */
+    differs = N_("its name");
+  else if (local_entry.method != entry->method)
+    differs = N_("its compression method");
+  else if (local_entry.crc != entry->crc && !(described && local_entry.crc == 0))
+    differs = N_("its CRC-32");
+  else if ((local_entry.compressed_size != entry->compressed_size ||
+            local_entry.size != entry->size) &&
+           !(described && local_entry.compressed_size == 0 && local_entry.size == 0))
+    differs = N_("its sizes");
+  if (differs != NULL)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   /* TRANSLATORS: %s is what differs, such as “its name” */
+                   _("the local header does not match the central directory (%s): "
+                     "the archive is damaged"), _(differs));
+      return FALSE;
+    }
+
+  entry->data_offset = entry->local_offset + LOCAL_SIZE + name_len + extra_len;
+  if (!in_archive (archive, entry->data_offset, entry->compressed_size) ||
       entry->size > G_MAXINT64)
     return damaged (error);
   if (entry->method == METHOD_STORED && entry->compressed_size != entry->size)
     return damaged (error);
 
+  return TRUE;
+}
+
+static int
+compare_local_offsets (gconstpointer a,
+                       gconstpointer b)
+{
+  const Entry *x = *(const Entry * const *) a;
+  const Entry *y = *(const Entry * const *) b;
+
+  return x->local_offset < y->local_offset ? -1 : x->local_offset > y->local_offset;
+}
+
+/* Every member, local header and data, must lie before the central
+ * directory and apart from every other: members that share bytes would
+ * be read twice (the "overlapping" zip bombs, where a few kilobytes
+ * inflate to gigabytes). */
+static gboolean
+check_layout (GPtrArray        *entries,
+              const Directory  *dir,
+              GError          **error)
+{
+  g_autoptr(GPtrArray) by_offset = g_ptr_array_copy (entries, NULL, NULL);
+
+  /* The copy would free the entries too. */
+  g_ptr_array_set_free_func (by_offset, NULL);
+  g_ptr_array_sort (by_offset, compare_local_offsets);
+  for (guint i = 0; i < by_offset->len; i++)
+    {
+      const Entry *entry = g_ptr_array_index (by_offset, i);
+      guint64 end = entry->data_offset + entry->compressed_size;
+
+      if (i + 1 < by_offset->len)
+        {
+          const Entry *next = g_ptr_array_index (by_offset, i + 1);
+
+          if (end > next->local_offset)
+            {
+              g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                           /* TRANSLATORS: two members of an archive */
+                           _("the members “%s” and “%s” overlap: the archive is damaged, "
+                             "or a zip bomb"), entry->name, next->name);
+              return FALSE;
+            }
+        }
+      else if (end > dir->offset)
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       /* TRANSLATORS: a member of an archive */
+                       _("the member “%s” overlaps the central directory: the archive is "
+                         "damaged"), entry->name);
+          return FALSE;
+        }
+    }
+
+  return TRUE;
+}
+
+static gboolean
+read_member (Archive               *archive,
+             const Entry           *entry,
+             const SerioNumpySink  *sink,
+             gpointer               user_data,
+             GError               **error)
+{
+  g_autofree char *name = NULL;
+  g_autofree guchar *input = NULL;
+  Member member = { { 0, }, };
+  gboolean ok;
+
   member.source.read = member_read;
   member.source.size = (gint64) entry->size;
   member.archive = archive;
   member.entry = entry;
-  member.in_offset = data_offset;
+  member.in_offset = entry->data_offset;
   member.in_left = entry->compressed_size;
   member.out_left = entry->size;
   member.crc = crc32 (0, NULL, 0);
@@ -589,6 +736,86 @@ read_member (Archive               *archive,
   return ok;
 }
 
+/* A member's name before an error about it. */
+static void
+prefix_member (GError      **error,
+               const Entry  *entry)
+{
+  /* TRANSLATORS: a member of an archive, before an error message about
+   * it */
+  g_prefix_error (error, _("%s: "), entry->name);
+}
+
+/* Reads the whole central directory, which ends at @dir's end, and checks
+ * it: as many entries as the end record counts (CPython's zipfile, and so
+ * numpy, read the directory by its size and ignore the count, so a count
+ * that differs would drop members), names that do not repeat (numpy keeps
+ * the last of a name, a bundle finds the first), local headers that
+ * match, and members that do not overlap. The entries take as much
+ * memory as the directory takes bytes, at most. */
+static GPtrArray *
+read_directory (Archive          *archive,
+                const Directory  *dir,
+                GError          **error)
+{
+  g_autoptr(GPtrArray) entries = g_ptr_array_new_with_free_func ((GDestroyNotify) entry_free);
+  g_autoptr(GByteArray) buffer = g_byte_array_new ();
+  g_autoptr(GHashTable) names = g_hash_table_new (g_bytes_hash, g_bytes_equal);
+  guint64 offset = dir->offset;
+  guint64 end = dir->offset + dir->size;
+
+  while (offset < end)
+    {
+      Entry *entry = g_new0 (Entry, 1);
+
+      g_ptr_array_add (entries, entry);
+      if (!read_entry (archive, &offset, end, buffer, entry, error))
+        return NULL;
+      if (!g_hash_table_add (names, entry->raw_name))
+        {
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                       /* TRANSLATORS: a member of an archive */
+                       _("more than one member is called “%s”: the archive is ambiguous "
+                         "(numpy would read the last, serio the first)"), entry->name);
+          return NULL;
+        }
+    }
+
+  if (entries->len != dir->n_entries)
+    {
+      g_autofree char *counted = g_strdup_printf ("%" G_GUINT64_FORMAT, dir->n_entries);
+
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   g_dngettext (GETTEXT_PACKAGE,
+                                /* TRANSLATORS: two numbers of members of an
+                                 * archive */
+                                "the end of the central directory counts %s member, "
+                                "but the directory holds %u: the archive is damaged",
+                                "the end of the central directory counts %s members, "
+                                "but the directory holds %u: the archive is damaged",
+                                (gulong) MIN (dir->n_entries, G_MAXULONG)),
+                   counted, entries->len);
+      return NULL;
+    }
+
+  for (guint i = 0; i < entries->len; i++)
+    {
+      Entry *entry = g_ptr_array_index (entries, i);
+
+      if (!read_local_header (archive, entry, error))
+        {
+          if (!archive->io_failed)
+            prefix_member (error, entry);
+          return NULL;
+        }
+    }
+
+  if (!check_layout (entries, dir, error))
+    return NULL;
+
+  return g_steal_pointer (&entries);
+}
+
 /*
  * serio_numpy_read_npz:
  * @stream: a .npz file, which must be able to seek
@@ -598,8 +825,9 @@ read_member (Archive               *archive,
  * @io_failed: (out): whether the error set is one of the stream
  * @error: errors about a member start with its name
  *
- * Returns: %TRUE when every array was read; %FALSE with @error set, or
- *   without when the sink stopped
+ * The whole archive is checked before the first array goes to the sink.
+ *
+ * Returns: %TRUE when every array was read; %FALSE with @error set
  */
 gboolean
 serio_numpy_read_npz (GInputStream          *stream,
@@ -609,20 +837,24 @@ serio_numpy_read_npz (GInputStream          *stream,
                       gboolean              *io_failed,
                       GError               **error)
 {
-  g_autoptr(GByteArray) buffer = g_byte_array_new ();
+  g_autoptr(GPtrArray) entries = NULL;
   Archive archive = { stream, 0, 0, FALSE };
   Directory dir;
-  guint64 offset, end;
 
   *io_failed = FALSE;
+
+  /* The directory is at the end: an archive must be read by offset. */
+  if (!G_IS_SEEKABLE (stream) || !g_seekable_can_seek (G_SEEKABLE (stream)))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                           _("a .npz file must be read from a file that can seek, not a pipe"));
+      *io_failed = TRUE;
+      return FALSE;
+    }
   if (size < 0)
     {
-      if (!G_IS_SEEKABLE (stream) ||
-          !g_seekable_seek (G_SEEKABLE (stream), 0, G_SEEK_END, NULL, error))
+      if (!g_seekable_seek (G_SEEKABLE (stream), 0, G_SEEK_END, NULL, error))
         {
-          if (error != NULL && *error == NULL)
-            g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                                 g_strerror (ESPIPE));
           *io_failed = TRUE;
           return FALSE;
         }
@@ -631,31 +863,23 @@ serio_numpy_read_npz (GInputStream          *stream,
     }
   archive.size = (guint64) size;
 
-  if (!find_directory (&archive, &dir, error))
+  if (!find_directory (&archive, &dir, error) ||
+      (entries = read_directory (&archive, &dir, error)) == NULL)
     {
       *io_failed = archive.io_failed;
       return FALSE;
     }
 
-  offset = dir.offset;
-  end = dir.offset + dir.size;
-  for (guint64 i = 0; i < dir.n_entries; i++)
+  for (guint i = 0; i < entries->len; i++)
     {
-      g_auto(Entry) entry = { 0, };
+      const Entry *entry = g_ptr_array_index (entries, i);
 
-      if (!read_entry (&archive, &offset, end, buffer, &entry, error))
+      if (!check_entry (entry, error) ||
+          !read_member (&archive, entry, sink, user_data, error))
         {
           *io_failed = archive.io_failed;
-          return FALSE;
-        }
-
-      if (!read_member (&archive, &entry, sink, user_data, error))
-        {
-          *io_failed = archive.io_failed;
-          if (error != NULL && *error != NULL && !*io_failed)
-            /* TRANSLATORS: a member of an archive, before an error message
-             * about it */
-            g_prefix_error (error, _("%s: "), entry.name);
+          if (!*io_failed)
+            prefix_member (error, entry);
           return FALSE;
         }
     }

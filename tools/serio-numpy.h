@@ -64,25 +64,33 @@ typedef struct
   guint       n_dims;               /* 0 for a 0-d scalar */
   guint64     n_values;
   const char *type_name;            /* such as "float32" */
+  SerioDtype  dtype;                /* the same type (never bfloat16) */
 } SerioNumpyHeader;
 
 /*
  * SerioNumpySink:
  * @begin: the header of an array was read; its values follow
- * @values: the next values, in C order, converted to doubles
+ * @values: the next values, in C order: elements of the header's dtype in
+ *   the host's byte order (serio's typed bytes), checked to be values that
+ *   a serio array of that type holds
  * @end: every value of the array was handed over
  *
- * Each returns %FALSE to stop the reading: the sink keeps its own account
- * of why, and the reader then returns %FALSE without setting its error.
+ * Each returns %FALSE with @error set to stop the reading, which then
+ * fails with that error (a .npz reader puts the member's name before it).
+ * A sink that keeps an error of its own (its output failed) still sets
+ * one here: a reader never fails without an error.
  */
 typedef struct
 {
   gboolean (*begin)  (gpointer                user_data,
-                      const SerioNumpyHeader *header);
+                      const SerioNumpyHeader *header,
+                      GError                **error);
   gboolean (*values) (gpointer                user_data,
-                      const double           *values,
-                      gsize                   n_values);
-  gboolean (*end)    (gpointer                user_data);
+                      const void             *elements,
+                      gsize                   n_values,
+                      GError                **error);
+  gboolean (*end)    (gpointer                user_data,
+                      GError                **error);
 } SerioNumpySink;
 
 gboolean     serio_numpy_read_npy       (SerioNumpySource      *source,
@@ -122,14 +130,15 @@ SerioNumpyWriter *serio_numpy_writer_new         (GOutputStream         *stream,
 void              serio_numpy_writer_free        (SerioNumpyWriter      *writer);
 gboolean          serio_numpy_writer_begin_array (SerioNumpyWriter      *writer,
                                                   const char            *name,
+                                                  SerioDtype             dtype,
                                                   const guint64         *shape,
                                                   guint                  n_dims,
                                                   guint64                n_values,
                                                   GError               **error);
-gboolean          serio_numpy_writer_add_values  (SerioNumpyWriter      *writer,
-                                                  const double          *values,
-                                                  gsize                  n_values,
-                                                  GError               **error);
+gboolean          serio_numpy_writer_add_elements (SerioNumpyWriter     *writer,
+                                                   const void           *elements,
+                                                   gsize                 n_values,
+                                                   GError              **error);
 gboolean          serio_numpy_writer_end_array   (SerioNumpyWriter      *writer,
                                                   GError               **error);
 gboolean          serio_numpy_writer_finish      (SerioNumpyWriter      *writer,

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-ryu.c: the shortest decimal that reads back to a double
+/* serio-ryu.c: the shortest decimal that reads back to a double, a
+ * float32, a float16 or a bfloat16
  *
  * Copyright 2026 The libserio authors
  *
@@ -11,21 +12,39 @@
  * no trial conversion. The tables come from tools/gen-ryu-tables.py. The
  * decimal is the one nearest the double among the shortest, ties to even,
  * as Python's repr() and every correct shortest printer choose it.
+ *
+ * The narrower IEEE formats go through the same code with their own
+ * mantissa and exponent widths: their values and the bounds of their
+ * rounding intervals are a few bits wide, well inside what the double's
+ * tables compute exactly, so this is Ryū's f2s in result (the shortest
+ * decimal in the interval, nearest, ties to even) without f2s's smaller
+ * tables. tests/cli/test-ryu.c compares every float16 and bfloat16 and a
+ * sample of float32 with a brute-force search for the shortest decimal.
+ * No locale is consulted: the digits and the point are written here.
  */
 
 #include "config.h"
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
 #include <glib.h>
 
-#include "serio-ryu-tables.h"
-#include "serio-tool.h"
+/* The 32-bit build that tests/cli/test-ryu.c links beside the native one
+ * renames its functions (serio_tool_write_double by the build's -D). */
+#ifdef SERIO_RYU_NO_INT128
+#define serio_tool_write_float32 serio_tool_write_float32_portable
+#define serio_tool_write_float16 serio_tool_write_float16_portable
+#define serio_tool_write_bfloat16 serio_tool_write_bfloat16_portable
+#define serio_tool_write_typed serio_tool_write_typed_portable
+#define serio_tool_format_typed serio_tool_format_typed_portable
+#define serio_tool_float16_bits serio_tool_float16_bits_portable
+#define serio_tool_float32_bits serio_tool_float32_bits_portable
+#endif
 
-#define MANTISSA_BITS 52
-#define EXPONENT_BITS 11
-#define BIAS 1023
+#include "serio-ryu-tables.h"
+#include "serio-ryu.h"
 
 /* floor (e × log10 (2)), floor (e × log10 (5)), ceil (e × log2 (5)) for
  * the exponents that occur. */
@@ -198,10 +217,14 @@ write_digits (guint64  v,
 }
 
 /* The shortest decimal output × 10^exponent in the rounding interval of
- * the finite, nonzero double of these IEEE fields. */
-static void
+ * the finite, nonzero value of these IEEE fields, in a format of
+ * @mantissa_bits stored mantissa bits and exponent bias @bias (at most a
+ * double's). Inlined, so that each format gets its constants folded. */
+static inline G_ALWAYS_INLINE void
 shortest_decimal (guint64  ieee_mantissa,
                   guint32  ieee_exponent,
+                  guint32  mantissa_bits,
+                  gint32   bias,
                   guint64 *output,
                   gint32  *exponent)
 {
@@ -215,13 +238,13 @@ shortest_decimal (guint64  ieee_mantissa,
   /* Two more bits than the double, for the bounds of the interval. */
   if (ieee_exponent == 0)
     {
-      e2 = 1 - BIAS - MANTISSA_BITS - 2;
+      e2 = 1 - bias - (gint32) mantissa_bits - 2;
       m2 = ieee_mantissa;
     }
   else
     {
-      e2 = (gint32) ieee_exponent - BIAS - MANTISSA_BITS - 2;
-      m2 = (G_GUINT64_CONSTANT (1) << MANTISSA_BITS) | ieee_mantissa;
+      e2 = (gint32) ieee_exponent - bias - (gint32) mantissa_bits - 2;
+      m2 = (G_GUINT64_CONSTANT (1) << mantissa_bits) | ieee_mantissa;
     }
   even = (m2 & 1) == 0;
 
@@ -280,11 +303,18 @@ shortest_decimal (guint64  ieee_mantissa,
         }
     }
 
-  /* Removes digits while the interval still holds a number with fewer. */
+  /* Removes digits while the interval still holds a number with fewer,
+   * but stops short of a scale where the interval's lower end falls
+   * below one unit while the value is below it too (vm and vr below 10
+   * before the removal). Removing would give 1 × 10^scale, a single
+   * digit, while a single digit of the scale below (9 of 9.2, say) can be
+   * nearer: the interval then straddles a power of ten, which only the
+   * few-bit values (a bfloat16's smallest subnormals) have. The rounding
+   * below picks the nearest digit there, 10 meaning the power of ten. */
   if (vm_trailing_zeros || vr_trailing_zeros)
     {
       /* The rare general case (about 0.7 %): exact ties matter. */
-      while (vp / 10 > vm / 10)
+      while (vp / 10 > vm / 10 && !(vr < 10 && vm < 10 && removed > 0))
         {
           vm_trailing_zeros &= vm % 10 == 0;
           vr_trailing_zeros &= last_removed_digit == 0;
@@ -315,7 +345,7 @@ shortest_decimal (guint64  ieee_mantissa,
     {
       gboolean round_up = FALSE;
 
-      if (vp / 100 > vm / 100)
+      if (vp / 100 > vm / 100 && vr >= 100)
         {
           round_up = vr % 100 >= 50;
           vr /= 100;
@@ -323,7 +353,7 @@ shortest_decimal (guint64  ieee_mantissa,
           vm /= 100;
           removed += 2;
         }
-      while (vp / 10 > vm / 10)
+      while (vp / 10 > vm / 10 && !(vr < 10 && vm < 10 && removed > 0))
         {
           round_up = vr % 10 >= 5;
           vr /= 10;
@@ -334,27 +364,27 @@ shortest_decimal (guint64  ieee_mantissa,
       *output = vr + (vr == vm || round_up);
     }
 
+  /* Only after stopping short: 9 rounded up. */
+  if (*output == 10)
+    {
+      *output = 1;
+      removed++;
+    }
+
   *exponent = e10 + removed;
 }
 
-/*
- * serio_tool_write_double:
- * @value: any double
- * @buf: at least SERIO_TOOL_DOUBLE_BUFSIZE bytes
- *
- * Writes the shortest decimal that reads back to the bits of @value (the
- * nearest one if there are several), in the layout of Python's repr():
- * positional for decimal exponents from -4 to 15, scientific otherwise
- * (“1e+16”, “1.5e-05”); and “-0”, “inf”, “-inf” and “nan”. There is no
- * trailing “.0”. Not NUL-terminated.
- *
- * Returns: the number of bytes written
- */
-gsize
-serio_tool_write_double (double value,
-                         char   buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+/* Writes the IEEE value of @bits, in a format of @mantissa_bits stored
+ * mantissa bits, @exponent_bits exponent bits and bias @bias, as
+ * serio_tool_write_double() describes. */
+static inline G_ALWAYS_INLINE gsize
+write_ieee (guint64  bits,
+            guint32  mantissa_bits,
+            guint32  exponent_bits,
+            gint32   bias,
+            char    *buf)
 {
-  guint64 bits, ieee_mantissa, output;
+  guint64 ieee_mantissa, output;
   guint32 ieee_exponent;
   gboolean negative;
   char digits[20] = { 0, };
@@ -362,12 +392,11 @@ serio_tool_write_double (double value,
   gint32 exponent, point;
   char *p = buf;
 
-  memcpy (&bits, &value, sizeof bits);
-  negative = (bits >> 63) != 0;
-  ieee_mantissa = bits & ((G_GUINT64_CONSTANT (1) << MANTISSA_BITS) - 1);
-  ieee_exponent = (guint32) ((bits >> MANTISSA_BITS) & ((1u << EXPONENT_BITS) - 1));
+  negative = ((bits >> (mantissa_bits + exponent_bits)) & 1) != 0;
+  ieee_mantissa = bits & ((G_GUINT64_CONSTANT (1) << mantissa_bits) - 1);
+  ieee_exponent = (guint32) ((bits >> mantissa_bits) & ((1u << exponent_bits) - 1));
 
-  if (ieee_exponent == (1u << EXPONENT_BITS) - 1)
+  if (ieee_exponent == (1u << exponent_bits) - 1)
     {
       const char *text = ieee_mantissa != 0 ? "nan" : negative ? "-inf" : "inf";
 
@@ -382,7 +411,7 @@ serio_tool_write_double (double value,
       return p - buf;
     }
 
-  shortest_decimal (ieee_mantissa, ieee_exponent, &output, &exponent);
+  shortest_decimal (ieee_mantissa, ieee_exponent, mantissa_bits, bias, &output, &exponent);
   n_digits = decimal_length (output);
   write_digits (output, n_digits, digits);
 
@@ -437,4 +466,211 @@ serio_tool_write_double (double value,
     }
 
   return p - buf;
+}
+
+/*
+ * serio_tool_write_double:
+ * @value: any double
+ * @buf: at least SERIO_TOOL_DOUBLE_BUFSIZE bytes
+ *
+ * Writes the shortest decimal that reads back to the bits of @value (the
+ * nearest one if there are several), in the layout of Python's repr():
+ * positional for decimal exponents from -4 to 15, scientific otherwise
+ * (“1e+16”, “1.5e-05”); and “-0”, “inf”, “-inf” and “nan”. There is no
+ * trailing “.0”. Not NUL-terminated.
+ *
+ * Returns: the number of bytes written
+ */
+gsize
+serio_tool_write_double (double value,
+                         char   buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  guint64 bits;
+
+  memcpy (&bits, &value, sizeof bits);
+  return write_ieee (bits, 52, 11, 1023, buf);
+}
+
+/*
+ * serio_tool_write_float32:
+ * @value: any float
+ * @buf: at least SERIO_TOOL_DOUBLE_BUFSIZE bytes
+ *
+ * Writes the shortest decimal that reads back, as a float32, to the bits
+ * of @value: “0.1” for the float32 nearest 0.1, whose double is
+ * 0.10000000149011612. The layout is serio_tool_write_double()'s.
+ *
+ * Returns: the number of bytes written
+ */
+gsize
+serio_tool_write_float32 (float value,
+                          char  buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  guint32 bits;
+
+  memcpy (&bits, &value, sizeof bits);
+  return write_ieee (bits, 23, 8, 127, buf);
+}
+
+/*
+ * serio_tool_write_float16:
+ * @bits: the 16 bits of an IEEE binary16 value
+ * @buf: at least SERIO_TOOL_DOUBLE_BUFSIZE bytes
+ *
+ * Writes the shortest decimal that reads back, as a float16, to @bits.
+ *
+ * Returns: the number of bytes written
+ */
+gsize
+serio_tool_write_float16 (guint16 bits,
+                          char    buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  return write_ieee (bits, 10, 5, 15, buf);
+}
+
+/*
+ * serio_tool_write_bfloat16:
+ * @bits: the 16 bits of a bfloat16 value (a float32's upper half)
+ * @buf: at least SERIO_TOOL_DOUBLE_BUFSIZE bytes
+ *
+ * Writes the shortest decimal that reads back, as a bfloat16, to @bits.
+ *
+ * Returns: the number of bytes written
+ */
+gsize
+serio_tool_write_bfloat16 (guint16 bits,
+                           char    buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  return write_ieee (bits, 7, 8, 127, buf);
+}
+
+/*
+ * serio_tool_float32_bits:
+ * @value: a double that a float32 holds (any other is rounded)
+ *
+ * Returns: the bits of @value as a float32
+ */
+guint32
+serio_tool_float32_bits (double value)
+{
+  float f = (float) value;
+  guint32 bits;
+
+  memcpy (&bits, &f, sizeof bits);
+  return bits;
+}
+
+/*
+ * serio_tool_float16_bits:
+ * @value: a double that a float16 holds exactly: ±0, ±inf, NaN, or a
+ *   multiple of 2^-24 of 11 significant bits, 65504 at most
+ *
+ * Returns: the bits of @value as an IEEE binary16 (NaN as 0x7e00)
+ */
+guint16
+serio_tool_float16_bits (double value)
+{
+  double magnitude = fabs (value);
+  guint sign = signbit (value) ? 0x8000 : 0;
+  int exponent;
+
+  if (isnan (value))
+    return 0x7e00;
+  if (isinf (value))
+    return (guint16) (sign | 0x7c00);
+  if (magnitude < ldexp (1, -14))
+    return (guint16) (sign | (guint) ldexp (magnitude, 24));   /* subnormal, or zero */
+
+  frexp (magnitude, &exponent);
+  /* magnitude = 1.f × 2^(exponent - 1), biased by 15 */
+  return (guint16) (sign | (guint) (exponent - 1 + 15) << 10 |
+                    ((guint) ldexp (magnitude, 11 - exponent) & 0x3ff));
+}
+
+/* The decimal digits of @value, after a minus sign if @negative. */
+static gsize
+write_integer (guint64   value,
+               gboolean  negative,
+               char     *buf)
+{
+  char digits[20];
+  gsize n = 0, len = 0;
+
+  do
+    {
+      digits[n++] = (char) ('0' + value % 10);
+      value /= 10;
+    }
+  while (value > 0);
+
+  if (negative)
+    buf[len++] = '-';
+  while (n > 0)
+    buf[len++] = digits[--n];
+  return len;
+}
+
+/*
+ * serio_tool_write_typed:
+ * @value: a value that @dtype holds (as a reader of a typed array gives it)
+ * @dtype: the array's element type
+ * @buf: at least SERIO_TOOL_DOUBLE_BUFSIZE bytes
+ *
+ * Writes @value as the shortest decimal of its own type: a float32 0.1 as
+ * “0.1” (not its double's 0.10000000149011612), the integers of the
+ * integer types in full (“9007199254740993” is not a double, but
+ * 2^60 is written “1152921504606846976”, not “1.152921504606847e+18”),
+ * a bool as “0” or “1”. Not NUL-terminated.
+ *
+ * Returns: the number of bytes written
+ */
+gsize
+serio_tool_write_typed (double      value,
+                        SerioDtype  dtype,
+                        char        buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT32:
+      return serio_tool_write_float32 ((float) value, buf);
+    case SERIO_DTYPE_FLOAT16:
+      return serio_tool_write_float16 (serio_tool_float16_bits (value), buf);
+    case SERIO_DTYPE_BFLOAT16:
+      return serio_tool_write_bfloat16 ((guint16) (serio_tool_float32_bits (value) >> 16), buf);
+    case SERIO_DTYPE_INT8:
+    case SERIO_DTYPE_INT16:
+    case SERIO_DTYPE_INT32:
+    case SERIO_DTYPE_INT64:
+    case SERIO_DTYPE_UINT8:
+    case SERIO_DTYPE_UINT16:
+    case SERIO_DTYPE_UINT32:
+    case SERIO_DTYPE_UINT64:
+    case SERIO_DTYPE_BOOL:
+      /* Integers below 2^64 in magnitude; anything else (which a typed
+       * reader never gives) as a double. */
+      if (value == floor (value) && fabs (value) < 18446744073709551616.0 && !(value == 0 && signbit (value)))
+        return write_integer ((guint64) fabs (value), value < 0, buf);
+      return serio_tool_write_double (value, buf);
+    case SERIO_DTYPE_FLOAT64:
+    default:
+      return serio_tool_write_double (value, buf);
+    }
+}
+
+/*
+ * serio_tool_format_typed:
+ *
+ * serio_tool_write_typed(), NUL-terminated.
+ *
+ * Returns: @buf
+ */
+const char *
+serio_tool_format_typed (double      value,
+                         SerioDtype  dtype,
+                         char        buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  gsize len = serio_tool_write_typed (value, dtype, buf);
+
+  buf[len] = '\0';
+  return buf;
 }

@@ -908,6 +908,113 @@ test_canonicalize (void)
   g_assert_true (_serio_codec_is_canonical (values, G_N_ELEMENTS (values)));
 }
 
+/* A token made to land on the edges of the reader's fast path: 1 to 20
+ * digits (sometimes a leading 0), an optional exponent of 0 to 6 digits
+ * (sometimes a sign or a leading 0), now and then one stray byte. */
+static char *
+make_edge_token (GRand *rand)
+{
+  static const char stray[] = "pP-+.e,x0 \r";
+  GString *token = g_string_new (NULL);
+  int n_digits = g_rand_int_range (rand, 1, 21);
+
+  if (g_rand_boolean (rand))
+    g_string_append_c (token, '-');
+  for (int i = 0; i < n_digits; i++)
+    g_string_append_c (token, (char) ('0' + g_rand_int_range (rand, i == 0 ? (g_rand_int_range (rand, 0, 8) == 0 ? 0 : 1) : 0, 10)));
+  if (g_rand_int_range (rand, 0, 3) != 0)
+    {
+      int e_digits = g_rand_int_range (rand, 0, 7);
+
+      g_string_append_c (token, 'p');
+      if (g_rand_boolean (rand))
+        g_string_append_c (token, '-');
+      for (int i = 0; i < e_digits; i++)
+        g_string_append_c (token, (char) ('0' + g_rand_int_range (rand, i == 0 ? (g_rand_int_range (rand, 0, 8) == 0 ? 0 : 1) : 0, 10)));
+    }
+  if (g_rand_int_range (rand, 0, 16) == 0)
+    {
+      guint at = (guint) g_rand_int_range (rand, 0, (gint32) token->len + 1);
+
+      g_string_insert_c (token, at, stray[g_rand_int_range (rand, 0, sizeof stray - 1)]);
+    }
+
+  return g_string_free (token, FALSE);
+}
+
+/* The tokens that the fast path takes (32 readable bytes after them) give
+ * the reference's bits, and those it hands on give the same code and
+ * reason as the general parse alone (_serio_codec_parse_long_token, which
+ * never takes the fast path), whatever follows: more digits after a comma,
+ * a line feed, a carriage return. */
+static void
+test_read_fast_path (void)
+{
+  static const char *const tails[] = {
+    ",123456789012345678901234567890123456789\n",
+    "\nv1|x|1|1234567890123456789012345678901234\n",
+    "\r\n99999999999999999999999999999999999999\n",
+  };
+  g_autoptr(GRand) rand = g_rand_new_with_seed (2126);
+  int n = g_test_slow () ? 400000 : 60000;
+
+  for (int i = 0; i < n; i++)
+    {
+      g_autofree char *token = make_edge_token (rand);
+      gsize len = strlen (token);
+      const char *tail = tails[i % G_N_ELEMENTS (tails)];
+      g_autofree char *text = g_strconcat (token, tail, NULL);
+      /* the line ends at the last byte, or at the token's end */
+      const char *seg_end = tail[0] == ',' ? text + strlen (text) - 1 : text + len;
+      const char *s = text;
+      const char *general_end;
+      SerioCodecProblem problem, general;
+      gboolean ended;
+      double value;
+      guint64 expected;
+      guint broken;
+      gsize got;
+
+      /* a stray comma ends the token early: the reference reads it alone */
+      const char *comma = memchr (token, ',', len);
+      gsize token_len = comma != NULL ? (gsize) (comma - token) : len;
+
+      broken = ref_read (token, token_len, &expected);
+      got = _serio_codec_parse_tokens (&s, seg_end, text + strlen (text), &value, 1, &ended, &problem);
+      _serio_codec_parse_long_token (token, token_len, &general_end, &general);
+
+      if (broken == 0)
+        {
+          g_assert_cmpuint (got, ==, 1);
+          g_assert_cmphex (test_bits_of (value), ==, expected);
+          g_assert_null (general.reason);
+        }
+      else
+        {
+          g_assert_cmpuint (got, ==, 0);
+          g_assert_nonnull (problem.reason);
+          g_assert_cmpuint ((1u << problem.code) & broken, !=, 0);
+          g_assert_cmpint (problem.code, ==, general.code);
+          g_assert_cmpstr (problem.reason, ==, general.reason);
+        }
+    }
+}
+
+/* SERIO_CODEC=portable takes the portable forms; without it, a library
+ * built with SSE2 takes those. */
+static void
+test_codec_path (void)
+{
+  gboolean portable = g_strcmp0 (g_getenv ("SERIO_CODEC"), "portable") == 0;
+
+#if defined(__SSE2__) && !defined(SERIO_CODEC_SCALAR)
+  g_assert_true (_serio_codec_uses_simd () == !portable);
+#else
+  (void) portable;
+  g_assert_false (_serio_codec_uses_simd ());
+#endif
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -928,6 +1035,8 @@ main (int   argc,
   g_test_add_func ("/codec/read/records", test_read_records);
   g_test_add_func ("/codec/read/hostile-counts", test_read_hostile_counts);
   g_test_add_func ("/codec/read/buffer-end", test_read_buffer_end);
+  g_test_add_func ("/codec/read/fast-path", test_read_fast_path);
+  g_test_add_func ("/codec/path", test_codec_path);
   g_test_add_func ("/codec/canonicalize", test_canonicalize);
 
   return g_test_run ();

@@ -1138,6 +1138,67 @@ test_reader_values_of_typed (void)
   g_assert_no_error (error);
 }
 
+/* Doubles given as bytes for a typed array, aligned or not, are checked
+ * before anything is written or appended. */
+static void
+test_typed_name_unaligned_bytes (void)
+{
+  g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(GError) error = NULL;
+  const double values[] = { 1, 2, 300 };
+  guint8 raw[1 + sizeof values];
+  g_autoptr(GBytes) whole = NULL;
+  g_autoptr(GBytes) unaligned = NULL;
+  g_autofree char *text = NULL;
+
+  memcpy (raw + 1, values, sizeof values);
+  whole = g_bytes_new (raw, sizeof raw);
+  unaligned = g_bytes_new_from_bytes (whole, 1, sizeof values);
+
+  g_assert_true (serio_writer_begin_array (writer, "w@uint8[3]", 3, NULL, &error));
+  g_assert_false (serio_writer_add_bytes (writer, unaligned, NULL, &error));
+  g_assert_error (error, SERIO_ERROR, SERIO_ERROR_DOMAIN);
+  g_assert_nonnull (strstr (error->message, "value 3 “300”"));
+  g_clear_error (&error);
+  g_assert_cmpuint (serio_writer_get_n_missing (writer), ==, 3);
+  g_assert_true (serio_writer_add_values (writer, values, 2, NULL, &error));
+  g_assert_true (serio_writer_add_values (writer, (const double[]) { 255 }, 1, NULL, &error));
+  g_assert_true (serio_writer_end (writer, NULL, &error));
+  g_assert_no_error (error);
+  text = written_text (out);
+  g_assert_cmpstr (text, ==, "v1|w@uint8[3]|3|1,2,255\n");
+
+  g_test_expect_message ("Serio", G_LOG_LEVEL_CRITICAL, "*value 2 (300)*uint8*");
+  serio_bundle_append_bytes (bundle, "w@uint8[3]", unaligned);
+  g_test_assert_expected_messages ();
+  g_assert_cmpuint (serio_bundle_get_n_arrays (bundle), ==, 0);
+}
+
+/* read_typed on a float64 array reads doubles; on no array, nothing. */
+static void
+test_read_typed_float64 (void)
+{
+  const char *text = "v1|w[2]|2|1p-1,-0\n";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (text, strlen (text));
+  g_autoptr(GInputStream) in = g_memory_input_stream_new_from_bytes (bytes);
+  g_autoptr(SerioReader) reader = serio_reader_new (in);
+  g_autoptr(GError) error = NULL;
+  const guint64 expected[] = { test_bits_of (0.5), TEST_SIGN_BIT };
+  double values[2];
+  gsize n = 99;
+
+  g_assert_true (serio_reader_read_typed (reader, values, 2, &n, NULL, &error));
+  g_assert_cmpuint (n, ==, 0);
+  g_assert_true (serio_reader_next (reader, NULL, &error));
+  g_assert_cmpint (serio_reader_get_dtype (reader), ==, SERIO_DTYPE_FLOAT64);
+  g_assert_true (serio_reader_read_typed (reader, values, 2, &n, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (n, ==, 2);
+  test_assert_same_bits (values, expected, 2);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -1160,6 +1221,8 @@ main (int   argc,
   g_test_add_func ("/dtype/writer-refusals", test_writer_refusals);
   g_test_add_func ("/dtype/writer-reader-stream", test_writer_reader_stream);
   g_test_add_func ("/dtype/reader-values-of-typed", test_reader_values_of_typed);
+  g_test_add_func ("/dtype/typed-name-unaligned-bytes", test_typed_name_unaligned_bytes);
+  g_test_add_func ("/dtype/read-typed-float64", test_read_typed_float64);
 
   return g_test_run ();
 }

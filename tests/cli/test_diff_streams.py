@@ -8,10 +8,12 @@ tool, with the models of test_serio_tool.py (serio text, diff_lines) and a
 model of the pairing of arrays written from docs/cli.md.
 """
 
+import ctypes
 import math
 import os
 import random
 import re
+import select
 import struct
 import subprocess
 import sys
@@ -28,16 +30,88 @@ from test_serio_tool import (CANONICAL_NAN, ToolTestCase, diff_lines, is_close, 
 LARGE = 120000
 
 
+# --- A file's opens, seen through Linux's inotify -----------------------------
+
+IN_CLOSE_NOWRITE = 0x10
+IN_OPEN = 0x20
+
+
+class OpenWatch:
+    """Counts the opens of a file and its closes after reading (inotify on
+    its directory, through ctypes, so that a file renamed into its place
+    is watched too), for a test to act between two reads of it."""
+
+    def __init__(self, directory, name):
+        libc = ctypes.CDLL(None, use_errno=True)
+        self.name = os.fsencode(name)
+        self.fd = libc.inotify_init1(os.O_CLOEXEC | os.O_NONBLOCK)
+        if self.fd < 0:
+            raise OSError(ctypes.get_errno(), 'inotify_init1')
+        if libc.inotify_add_watch(self.fd, os.fsencode(directory), IN_OPEN | IN_CLOSE_NOWRITE) < 0:
+            error = ctypes.get_errno()
+            os.close(self.fd)
+            raise OSError(error, 'inotify_add_watch')
+        self.opens = 0
+        self.closes = 0
+
+    def close(self):
+        os.close(self.fd)
+
+    def read_events(self):
+        try:
+            data = os.read(self.fd, 65536)
+        except BlockingIOError:
+            return
+        offset = 0
+        while offset < len(data):
+            _, mask, _, length = struct.unpack_from('iIII', data, offset)
+            name = data[offset + 16:offset + 16 + length].rstrip(b'\0')
+            offset += 16 + length
+            if name == self.name:
+                self.opens += (mask & IN_OPEN) != 0
+                self.closes += (mask & IN_CLOSE_NOWRITE) != 0
+
+    def reset(self):
+        """Forgets the events so far (the test's own included)."""
+        self.read_events()
+        self.opens = self.closes = 0
+
+    def wait_for_closes(self, closes, timeout=60):
+        """Waits until the file has been closed @closes times after
+        reading; returns the number of open events by then (inotify
+        merges an event into the same one before it, unread)."""
+        while self.closes < closes:
+            ready, _, _ = select.select([self.fd], [], [], timeout)
+            if not ready:
+                raise AssertionError('%d opens and %d closes after %d s, waiting for %d closes' % (
+                    self.opens, self.closes, timeout, closes))
+            self.read_events()
+        return self.opens
+
+
 # --- Independent model of the whole output -----------------------------------
 
-def shape_of(name, count):
-    """(base name, shape) as serio-v1-files.md §3 has them."""
+TYPE_MARKERS = ('float32', 'float16', 'bfloat16', 'int8', 'int16', 'int32', 'int64',
+                'uint8', 'uint16', 'uint32', 'uint64', 'bool')
+
+
+def typed_shape_of(name, count):
+    """(base name, shape, type) as serio-v1-files.md §3 and docs/format.md
+    have them: a type marker counts only before a valid shape suffix."""
     m = re.fullmatch(r'(.*)\[((?:0|[1-9][0-9]*)(?:x(?:0|[1-9][0-9]*))*)?\]', name, re.S)
     if m:
         dims = [int(d) for d in m.group(2).split('x')] if m.group(2) else []
         if len(dims) <= 32 and math.prod(dims) == count:
-            return m.group(1), tuple(dims)
-    return name, (count,)
+            base, at, marker = m.group(1).rpartition('@')
+            if at and marker in TYPE_MARKERS:
+                return base, tuple(dims), marker
+            return m.group(1), tuple(dims), 'float64'
+    return name, (count,), 'float64'
+
+
+def shape_of(name, count):
+    """(base name, shape)."""
+    return typed_shape_of(name, count)[:2]
 
 
 def shape_text(shape):
@@ -80,7 +154,9 @@ def expected_diff(a_arrays, b_arrays, a_name='a.serio', b_name='b.serio', max_va
         elif len(values) != len(b_values):
             lines.append('“%s”: length %d in %s, %d in %s' % (
                 base, len(values), a_name, len(b_values), b_name))
-        value_lines = diff_lines(base, values, b_values, max_values, tolerance)
+        dtype, b_dtype = typed_shape_of(name, len(values))[2], typed_shape_of(b_name_j, len(b_values))[2]
+        value_lines = diff_lines(base, values, b_values, max_values, tolerance,
+                                 dtype=dtype if dtype == b_dtype else 'float64')
         lines += value_lines
         outside = any(struct.pack('<d', x) != struct.pack('<d', y) and
                       (tolerance is None or not is_close(x, y, *tolerance))
@@ -160,6 +236,26 @@ class DiffStreamTests(ToolTestCase):
             with self.subTest(a=[n for n, _ in a], b=[n for n, _ in b]):
                 lines = self.check(a, b)
                 self.assertTrue(any('the order differs' in line for line in lines), lines)
+
+    def test_typed_arrays_in_another_order(self):
+        # typed arrays, some larger than the reader's buffer, read side by
+        # side, then fetched out of order: ULPs of the recorded type, values
+        # as decimals of their type, from files and from the standard input
+        rng = random.Random(23)
+        big = [float32(rng.uniform(-1, 1)) for _ in range(LARGE)]
+        big2 = list(big)
+        for k in (5, LARGE // 2, LARGE - 2):
+            big2[k] = struct.unpack('<f', struct.pack('<I', struct.unpack('<I', struct.pack('<f', big[k]))[0] + 3))[0]
+        steps = [float(i) for i in range(1000)]
+        steps2 = steps[:999] + [2.0 ** 53]
+        same = [('w@float32[%d]' % LARGE, big, big2), ('n@int64[1000]', steps, steps2),
+                ('h@float16[2]', [0.5, 1.0], [1.0, 0.5]), ('m@bool[2x2]', [1.0, 0.0, 0.0, 1.0], [1.0] * 4)]
+        a = [(name, x) for name, x, _ in same]
+        self.check(a, [(name, y) for name, _, y in same], '-m', '4')
+        lines = self.check(a, [(name, y) for name, _, y in reversed(same)], '-m', '4')
+        # 0.5 to 1 is 1024 float16 steps (the likely precision, bfloat16, has 128)
+        self.assertIn('  max absolute difference 0.5, relative 1, distance 1024 ULPs (float16)', lines)
+        self.assertTrue(any(line.endswith('(3 ULPs)') and line.startswith('  [5] ') for line in lines), lines)
 
     def test_order_with_shapes_and_names(self):
         self.check([('m[2x3]', [1.0] * 6), ('v', [1.0, 2.0]), ('u', [1.0])],
@@ -378,6 +474,79 @@ class DiffStreamTests(ToolTestCase):
         self.write('cut2.serio', text[:-1])
         self.assert_error(self.run_tool('diff', 'cut2.serio', 'a.serio', status=2), 'cut2.serio:')
         self.assert_error(self.run_tool('diff', 'a.serio', '-', stdin=text[:-3], status=2), '-:')
+
+    def run_changing_b(self, a, b, change):
+        """serio diff - b.serio, A on the standard input, B's arrays in
+        another order: diff reads B with its front reader (first open),
+        indexes it with a second, and fetches the arrays behind the front
+        with a third. A's first line goes in, the test waits until B's
+        index is read and closed (diff then waits for A's second array),
+        calls change(), and gives the rest of A: the third open of B finds
+        the file that change() left."""
+        self.write('b.serio', serio_text(b))
+        watch = OpenWatch(self.dir, 'b.serio')
+        self.addCleanup(watch.close)
+        text = serio_text(a)
+        first = text.index(b'\n') + 1
+        proc = subprocess.Popen([test_serio_tool.SERIO, 'diff', '-', 'b.serio'],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, cwd=self.dir, env=self.env())
+        try:
+            proc.stdin.write(text[:first])
+            proc.stdin.flush()
+            # the front and the index opened B (inotify merges two opens
+            # in a row into one event); the index is done, the front open
+            self.assertGreaterEqual(watch.wait_for_closes(1), 1)
+            change(self.path('b.serio'))
+            watch.reset()
+            proc.stdin.write(text[first:])
+            out, err = proc.communicate(timeout=120)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+        # and the third open came after the change
+        self.assertGreaterEqual(watch.wait_for_closes(1), 1)
+        return proc.returncode, out, err.decode()
+
+    def assert_changed(self, status, out, err):
+        self.assertEqual((status, out), (2, b''), err)
+        self.assertEqual(err, 'serio diff: b.serio: the file changed while it was read\n')
+
+    def test_file_replaced_between_reads(self):
+        # B replaced by a new version (a save renames a new file into
+        # place) after its index: same names, other values. Read as one
+        # file, its arrays would mix the two versions.
+        a = [('x', [1.0, 2.0, 3.0]), ('y', [4.0, 5.0])]
+        b = [('y', [4.0, 5.0]), ('x', [1.0, 2.0, 3.0])]
+        new_b = [('y', [4.0, 6.5]), ('x', [1.0, 2.0, 3.0])]
+        self.write('new.serio', serio_text(new_b))
+
+        def replace(path):
+            os.replace(self.path('new.serio'), path)
+        self.assert_changed(*self.run_changing_b(a, b, replace))
+        # unchanged, the same run reports the order only
+        lines, status = expected_diff(a, b, '-', 'b.serio')
+        self.assertEqual(status, 1)
+        self.assertEqual(self.run_changing_b(a, b, lambda path: None),
+                         (status, ''.join(line + '\n' for line in lines).encode(), ''))
+
+    def test_file_rewritten_in_place_between_reads(self):
+        # B rewritten in place after its index, to the same size, with its
+        # modification time put back: only what B's third reader finds
+        # where the index saw "y" tells.
+        a = [('x', [1.0, 2.0, 3.0]), ('y', [4.0, 5.0])]
+        b = [('y', [4.0, 5.0]), ('x', [1.0, 2.0, 3.0])]
+        new_text = serio_text([('z', [4.0, 5.0]), ('x', [1.0, 2.0, 3.0])])
+        self.assertEqual(len(new_text), len(serio_text(b)))
+
+        def rewrite(path):
+            st = os.stat(path)
+            with open(path, 'r+b') as f:
+                f.write(new_text)
+            os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+            self.assertEqual(os.stat(path).st_mtime_ns, st.st_mtime_ns)
+        self.assert_changed(*self.run_changing_b(a, b, rewrite))
 
     def test_files_that_cannot_be_opened(self):
         self.write('a.serio', serio_text([('w', [1.0])]))

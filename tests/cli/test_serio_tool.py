@@ -10,6 +10,7 @@ when importable, only cross-checks).
 """
 
 import errno
+import fractions
 import json
 import locale
 import math
@@ -112,6 +113,81 @@ def shortest(x):
     return text[:-2] if text.endswith('.0') else text
 
 
+# Element types (docs/format.md): the marker in a name, and how each prints.
+INTEGER_DTYPES = {'int8': (-2 ** 7, 2 ** 7 - 1), 'int16': (-2 ** 15, 2 ** 15 - 1),
+                  'int32': (-2 ** 31, 2 ** 31 - 1), 'int64': (-2 ** 63, 2 ** 63 - 1),
+                  'uint8': (0, 2 ** 8 - 1), 'uint16': (0, 2 ** 16 - 1),
+                  'uint32': (0, 2 ** 32 - 1), 'uint64': (0, 2 ** 64 - 1), 'bool': (0, 1)}
+# (stored mantissa bits, exponent bits) of the narrow IEEE formats
+NARROW_FORMATS = {'float32': (23, 8), 'float16': (10, 5), 'bfloat16': (7, 8)}
+
+
+def narrow_bits(x, dtype):
+    """The bit pattern of x (≥ 0, exactly of @dtype) in @dtype."""
+    if dtype == 'float16':
+        return struct.unpack('<H', struct.pack('<e', x))[0]
+    pattern = f32_bits(x)
+    return pattern >> 16 if dtype == 'bfloat16' else pattern
+
+
+def narrow_value(pattern, dtype):
+    """The exact value of a positive finite pattern of @dtype."""
+    mantissa_bits, exponent_bits = NARROW_FORMATS[dtype]
+    bias = (1 << (exponent_bits - 1)) - 1
+    mantissa, exponent = pattern & ((1 << mantissa_bits) - 1), pattern >> mantissa_bits
+    if exponent == 0:
+        return fractions.Fraction(mantissa) * fractions.Fraction(2) ** (1 - bias - mantissa_bits)
+    return (fractions.Fraction((1 << mantissa_bits) | mantissa)
+            * fractions.Fraction(2) ** (exponent - bias - mantissa_bits))
+
+
+def typed_shortest(x, dtype):
+    """What the tool prints for a value of an array of @dtype: integers in
+    full, float64 as repr() (shortest()), the narrow floats as the shortest
+    decimal in the value's rounding interval of its own format, nearest,
+    found by trying 1, 2, 3… digits with exact fractions."""
+    if dtype in INTEGER_DTYPES:
+        return str(int(x))
+    if dtype == 'float64' or math.isnan(x) or math.isinf(x) or x == 0:
+        return shortest(x)
+    mantissa_bits, exponent_bits = NARROW_FORMATS[dtype]
+    pattern = narrow_bits(abs(x), dtype)
+    value = fractions.Fraction(abs(x))
+    below = narrow_value(pattern - 1, dtype) if pattern > 1 else fractions.Fraction(0)
+    if pattern + 1 == ((1 << exponent_bits) - 1) << mantissa_bits:
+        above = value + (value - below)       # where rounding gives infinity
+    else:
+        above = narrow_value(pattern + 1, dtype)
+    low, high = (below + value) / 2, (value + above) / 2
+
+    def inside(d):
+        return low < d < high or (pattern % 2 == 0 and d in (low, high))
+
+    for n in range(1, 18):
+        mantissa, exponent = ('%.*e' % (n - 1, abs(x))).split('e')
+        digits, unit = int(mantissa.replace('.', '')), fractions.Fraction(10) ** (int(exponent) - n + 1)
+        nearest = digits * unit
+        if nearest > value:
+            other = (10 ** n - 1) * unit / 10 if digits == 10 ** (n - 1) else nearest - unit
+        else:
+            other = nearest + unit
+        found = [d for d in (nearest, other) if inside(d)]
+        if found:
+            # at most 9 digits: repr() of the double gives them back, in its layout
+            return ('-' if x < 0 else '') + shortest(float(found[0]))
+    raise AssertionError('no shortest decimal for %r' % x)
+
+
+def typed_precision(dtype, values):
+    """The precision of diff's distances: the recorded type's, or for
+    float64 (unmarked) arrays the likely one."""
+    if dtype in INTEGER_DTYPES:
+        return 'integer'
+    if dtype in NARROW_FORMATS:
+        return dtype
+    return likely_precision(values)
+
+
 def ordered(x):
     b = bits(x)
     return (~b & 0xFFFFFFFFFFFFFFFF) if b >> 63 else b | (1 << 63)
@@ -192,10 +268,11 @@ def is_close(a, b, atol, rtol):
     return abs(a - b) <= atol + rtol * abs(b)
 
 
-def diff_lines(name, a, b, max_values=5, tolerance=None):
-    """What serio diff prints about the values of one array."""
+def diff_lines(name, a, b, max_values=5, tolerance=None, dtype='float64'):
+    """What serio diff prints about the values of one array (of @dtype in
+    both files)."""
     n = min(len(a), len(b))
-    precision = likely_precision(a + b)
+    precision = typed_precision(dtype, a + b)
     differ = [i for i in range(n) if bits(a[i]) != bits(b[i])]
     if not differ:
         return []
@@ -214,7 +291,8 @@ def diff_lines(name, a, b, max_values=5, tolerance=None):
     for i in shown[:max_values]:
         text = 'NaN' if math.isnan(a[i]) or math.isnan(b[i]) else \
             distance_text(distance(a[i], b[i], precision), precision)
-        lines.append('  [%d] %s → %s (%s)' % (i, shortest(a[i]), shortest(b[i]), text))
+        lines.append('  [%d] %s → %s (%s)' % (i, typed_shortest(a[i], dtype), typed_shortest(b[i], dtype),
+                                              text))
     if len(shown) > max_values > 0:
         lines.append('  … and %d more' % (len(shown) - max_values))
     return lines
@@ -403,6 +481,53 @@ class MainTests(ToolTestCase):
 
 # --- serio check ------------------------------------------------------------
 
+def f32(x):
+    """x rounded to float32, as a double."""
+    return struct.unpack('<f', struct.pack('<f', x))[0]
+
+
+def f16(x):
+    return struct.unpack('<e', struct.pack('<e', x))[0]
+
+
+def bf16_of_bits(pattern):
+    return struct.unpack('<f', struct.pack('<I', pattern << 16))[0]
+
+
+def random_narrow(rng, dtype, n):
+    """n finite values of @dtype from random bit patterns of every class."""
+    values = []
+    while len(values) < n:
+        if dtype == 'float32':
+            x = struct.unpack('<f', struct.pack('<I', rng.getrandbits(32)))[0]
+        elif dtype == 'float16':
+            x = struct.unpack('<e', struct.pack('<H', rng.getrandbits(16)))[0]
+        else:
+            x = bf16_of_bits(rng.getrandbits(16))
+        if math.isfinite(x):
+            values.append(x)
+    return values
+
+
+# One array of every type, as a writer of typed files writes them.
+TYPED_ARRAYS = [
+    ('w@float32[2x2]', 'float32', [f32(0.1), -0.5, f32(3.4e38), math.ldexp(1, -149)]),
+    ('h@float16[3]', 'float16', [f16(0.1), 65504.0, -math.ldexp(1, -24)]),
+    ('g@bfloat16[3]', 'bfloat16', [bf16_of_bits(0x3dcd), -1.0, bf16_of_bits(0x0001)]),
+    ('step@int64[]', 'int64', [3.0]),
+    ('big@uint64[2]', 'uint64', [2.0 ** 63, 2.0 ** 60]),
+    ('low@int64[2]', 'int64', [-2.0 ** 63, 2.0 ** 62]),
+    ('c@int8[3]', 'int8', [-128.0, 127.0, 0.0]),
+    ('s@int16[1]', 'int16', [-32768.0]),
+    ('i@int32[2]', 'int32', [-2.0 ** 31, 7.0]),
+    ('u8@uint8[2]', 'uint8', [255.0, 0.0]),
+    ('u16@uint16[1]', 'uint16', [65535.0]),
+    ('u32@uint32[1]', 'uint32', [2.0 ** 32 - 1]),
+    ('m@bool[4]', 'bool', [1.0, 0.0, 0.0, 1.0]),
+    ('plain', 'float64', [0.1, f32(0.1)]),
+]
+
+
 class CheckTests(ToolTestCase):
 
     def assert_error_at(self, name, data, line):
@@ -415,6 +540,38 @@ class CheckTests(ToolTestCase):
         # not again in the message that follows.
         self.assertNotIn('Line', lines[0])
         self.assertEqual(proc.stdout, b'')
+
+    def test_values_must_fit_their_type(self):
+        # every value of every type, at its bounds, is valid
+        self.write('typed.serio', serio_text([(name, values) for name, _, values in TYPED_ARRAYS]))
+        self.run_tool('check', 'typed.serio', status=0)
+        # a value the type cannot hold: DOMAIN, naming the line, the value's
+        # index and its token, as the reader has it
+        cases = [
+            ('w@float32[1]', '3602879701896397p-55', 'float32'),   # the double 0.1
+            ('w@float32[1]', '1p-150', 'float32'),                 # below float32's subnormals
+            ('h@float16[1]', '65505', 'float16'),
+            ('h@float16[1]', '1p-25', 'float16'),
+            ('g@bfloat16[1]', '257', 'bfloat16'),
+            ('c@int8[1]', '128', 'int8'),
+            ('c@int32[1]', '1p-1', 'int32'),
+            ('c@uint8[1]', '-1', 'uint8'),
+            ('c@int64[1]', '-0', 'int64'),
+            ('c@uint16[1]', 'inf', 'uint16'),
+            ('c@int16[1]', 'nan', 'int16'),
+            ('m@bool[1]', '2', 'bool'),
+        ]
+        for name, bad, dtype in cases:
+            with self.subTest(name=name, token=bad):
+                text = 'v1|w@float32[1]|1|1p-30\nv1|ok|2|1,2\nv1|%s|1|%s\n' % (name, bad)
+                self.assert_error_at('bad.serio', text.encode(), 3)
+                proc = self.run_tool('check', 'bad.serio', status=1)
+                message = proc.stderr.decode()
+                self.assertTrue(message.startswith('bad.serio:3: value 1 “%s”: ' % bad), message)
+                self.assertIn(dtype, message)
+        # the same value in a float64 (unmarked) array is fine
+        self.write('plain.serio', b'v1|w[1]|1|3602879701896397p-55\nv1|w@float64[1]|1|3602879701896397p-55\n')
+        self.run_tool('check', 'plain.serio', status=0)
 
     def test_valid_files(self):
         files = {
@@ -638,7 +795,7 @@ class InfoTests(ToolTestCase):
         doc, _ = self.json_of('a.serio', 'empty.serio', status=0)
         self.assertEqual([f['file'] for f in doc], ['a.serio', 'empty.serio'])
         self.assertEqual(doc[1], {'file': 'empty.serio', 'checksum': '4fd0bfc1', 'sealed': False,
-                                  'arrays': []})
+                                  'arrays': [], 'metadata': []})
         doc, proc = self.json_of('a.serio', 'bad.serio', 'empty.serio', status=1)
         self.assertEqual([f['file'] for f in doc], ['a.serio', 'empty.serio'])
         self.assertTrue(proc.stderr.decode().startswith('bad.serio:1: '))
@@ -671,9 +828,9 @@ class InfoTests(ToolTestCase):
         proc = self.run_tool('info', 'a.serio', status=0)
         self.assertEqual(proc.stdout.decode().splitlines(), [
             'a.serio: 3 arrays, checksum %08x, plain (no seal)' % fnv1a_folded(data),
-            '  [0] dense.w: 4 values; min -0, max inf; NaN: 0, infinite: 1',
-            '  [1] only nan: 2 values; NaN: 2',
-            '  [2] empty: 0 values; NaN: 0',
+            '  [0] dense.w float64: 4 values; min -0, max inf; NaN: 0, infinite: 1',
+            '  [1] only nan float64: 2 values; NaN: 2',
+            '  [2] empty float64: 0 values; NaN: 0',
         ])
 
     def test_shapes(self):
@@ -682,17 +839,115 @@ class InfoTests(ToolTestCase):
         self.write('a.serio', serio_text(arrays))
         proc = self.run_tool('info', 'a.serio', status=0)
         self.assertEqual(proc.stdout.decode().splitlines()[1:], [
-            '  [0] conv.weight (2, 1, 3): 6 values; min 0, max 5; NaN: 0, infinite: 0',
-            '  [1] steps (): 1 value; min 5, max 5; NaN: 0, infinite: 0',
-            '  [2] bias: 2 values; min 1, max 2; NaN: 0, infinite: 0',
-            '  [3] odd[5]: 2 values; min 1, max 2; NaN: 0, infinite: 0',
-            '  [4] v (0, 3): 0 values; NaN: 0',
-            '  [5] b (2,): 2 values; min 0.5, max 1; NaN: 0, infinite: 0'])
+            '  [0] conv.weight (2, 1, 3) float64: 6 values; min 0, max 5; NaN: 0, infinite: 0',
+            '  [1] steps () float64: 1 value; min 5, max 5; NaN: 0, infinite: 0',
+            '  [2] bias float64: 2 values; min 1, max 2; NaN: 0, infinite: 0',
+            '  [3] odd[5] float64: 2 values; min 1, max 2; NaN: 0, infinite: 0',
+            '  [4] v (0, 3) float64: 0 values; NaN: 0',
+            '  [5] b (2,) float64: 2 values; min 0.5, max 1; NaN: 0, infinite: 0'])
         doc, _ = self.json_of('a.serio')
         self.assertEqual([(a['name'], a['base_name'], a['shape']) for a in doc[0]['arrays']], [
             ('conv.weight[2x1x3]', 'conv.weight', [2, 1, 3]), ('steps[]', 'steps', []),
             ('bias', 'bias', [2]), ('odd[5]', 'odd[5]', [2]), ('v[0x3]', 'v', [0, 3]),
             ('b[2]', 'b', [2])])
+
+    def typed_lines(self, arrays, legacy=None):
+        """The text lines of arrays given as (name, dtype shown, values),
+        from index @first on."""
+        lines = []
+        for index, (name, dtype, values) in arrays:
+            m = re.fullmatch(r'(.*?)(?:@[a-z0-9]+)?\[([0-9x]*)\]', name)
+            if m:
+                dims = [int(d) for d in m.group(2).split('x')] if m.group(2) else []
+                shape = '(%s)' % (', '.join(str(d) for d in dims) + (',' if len(dims) == 1 else ''))
+                shown = '%s %s %s' % (m.group(1), shape, dtype)
+            else:
+                shown = '%s %s' % (name, dtype)
+            stats = expected_stats(values)
+            printed = legacy.get(index, dtype) if legacy else dtype
+            lines.append('  [%d] %s: %d value%s; min %s, max %s; NaN: %d, infinite: %d' % (
+                index, shown, len(values), '' if len(values) == 1 else 's',
+                typed_shortest(stats['min'], printed), typed_shortest(stats['max'], printed),
+                stats['nan'], stats['inf']))
+        return lines
+
+    def test_types(self):
+        data = serio_text([(name, values) for name, _, values in TYPED_ARRAYS])
+        self.write('typed.serio', data)
+        lines = self.run_tool('info', 'typed.serio', status=0).stdout.decode().splitlines()
+        self.assertEqual(lines, ['typed.serio: %d arrays, checksum %08x, plain (no seal)' % (
+            len(TYPED_ARRAYS), fnv1a_folded(data))] + self.typed_lines(enumerate(TYPED_ARRAYS)))
+        # a float32 0.1 is 0.1, not its double's 0.10000000149011612
+        self.assertIn('  [0] w (2, 2) float32: 4 values; min -0.5, max 3.4e+38; NaN: 0, infinite: 0', lines)
+        self.assertIn('  [13] plain float64: 2 values; min 0.1, max 0.10000000149011612; '
+                      'NaN: 0, infinite: 0', lines)
+
+        # JSON: the type, and min and max as the shortest decimals of the type
+        proc = self.run_tool('info', '--json', 'typed.serio', status=0)
+        doc = json.loads(proc.stdout, parse_float=str, parse_int=str)
+        self.assertEqual(doc[0]['metadata'], [])
+        self.assertEqual(len(doc[0]['arrays']), len(TYPED_ARRAYS))
+        for entry, (name, dtype, values) in zip(doc[0]['arrays'], TYPED_ARRAYS):
+            with self.subTest(name=name):
+                stats = expected_stats(values)
+                self.assertEqual((entry['name'], entry['dtype']), (name, dtype))
+                self.assertEqual(entry['base_name'], name.split('@')[0].split('[')[0])
+                self.assertEqual((entry['min'], entry['max']),
+                                 (typed_shortest(stats['min'], dtype), typed_shortest(stats['max'], dtype)))
+                # and they read back to the same values of their type
+                read_back = {'float32': f32, 'float16': f16}.get(dtype, float if dtype != 'bfloat16' else None)
+                if read_back is not None:
+                    self.assertEqual(bits(read_back(float(entry['min']))), bits(stats['min']))
+
+    def test_metadata_apart(self):
+        # records named serio.* are the library's metadata, never arrays:
+        # listed after the arrays with their index in the file, not counted
+        arrays = [('serio.tree', [1.0, 2.0]), ('w@float32[2]', [0.5, 1.0]), ('serio.metadata.x', [7.0]),
+                  ('b', [2.0])]
+        data = serio_text(arrays)
+        self.write('m.serio', data)
+        lines = self.run_tool('info', 'm.serio', status=0).stdout.decode().splitlines()
+        self.assertEqual(lines, [
+            'm.serio: 2 arrays, checksum %08x, plain (no seal)' % fnv1a_folded(data),
+            '  [1] w (2,) float32: 2 values; min 0.5, max 1; NaN: 0, infinite: 0',
+            '  [3] b float64: 1 value; min 2, max 2; NaN: 0, infinite: 0',
+            '  [0] serio.tree: metadata, 2 values',
+            '  [2] serio.metadata.x: metadata, 1 value'])
+        doc = json.loads(self.run_tool('info', '--json', 'm.serio', status=0).stdout)
+        self.assertEqual([(a['index'], a['name'], a['dtype']) for a in doc[0]['arrays']],
+                         [(1, 'w@float32[2]', 'float32'), (3, 'b', 'float64')])
+        self.assertEqual(doc[0]['metadata'], [{'index': 0, 'name': 'serio.tree', 'length': 2},
+                                              {'index': 2, 'name': 'serio.metadata.x', 'length': 1}])
+
+    def test_legacy_dtypes_table(self):
+        # the old Python Serio.save: a first record serio.dtypes with one
+        # code per array (1 float32, 4 int64, 0 float64, 13 str, 12 bool),
+        # and unmarked arrays; info shows the types it records. A code that
+        # lies (float32 for a value that is not) prints the value as it is.
+        arrays = [('serio.dtypes', [1.0, 4.0, 0.0, 13.0, 12.0, 1.0]),
+                  ('w[3]', [f32(0.1), -2.0, 0.5]), ('step', [3.0]), ('b', [0.1, 0.2]),
+                  ('name', [72.0, 105.0]), ('mask[2]', [1.0, 0.0]), ('lies', [0.1])]
+        data = serio_text(arrays)
+        self.write('legacy.serio', data)
+        lines = self.run_tool('info', 'legacy.serio', status=0).stdout.decode().splitlines()
+        self.assertEqual(lines, [
+            'legacy.serio: 6 arrays, checksum %08x, plain (no seal)' % fnv1a_folded(data),
+            '  [1] w (3,) float32: 3 values; min -2, max 0.5; NaN: 0, infinite: 0',
+            '  [2] step int64: 1 value; min 3, max 3; NaN: 0, infinite: 0',
+            '  [3] b float64: 2 values; min 0.1, max 0.2; NaN: 0, infinite: 0',
+            '  [4] name str: 2 values; min 72, max 105; NaN: 0, infinite: 0',
+            '  [5] mask (2,) bool: 2 values; min 0, max 1; NaN: 0, infinite: 0',
+            '  [6] lies float32: 1 value; min 0.1, max 0.1; NaN: 0, infinite: 0',
+            '  [0] serio.dtypes: metadata, 6 values'])
+        self.assertEqual(lines[1], self.typed_lines([(1, ('w[3]', 'float32', arrays[1][1]))])[0])
+        doc = json.loads(self.run_tool('info', '--json', 'legacy.serio', status=0).stdout)
+        self.assertEqual([a['dtype'] for a in doc[0]['arrays']],
+                         ['float32', 'int64', 'float64', 'str', 'bool', 'float32'])
+        # not first, or marked: not a legacy table, and the types are the records' own
+        self.write('late.serio', serio_text([('w', [f32(0.1)]), ('serio.dtypes', [1.0])]))
+        lines = self.run_tool('info', 'late.serio', status=0).stdout.decode().splitlines()
+        self.assertEqual(lines[1], '  [0] w float64: 1 value; min 0.10000000149011612, '
+                                   'max 0.10000000149011612; NaN: 0, infinite: 0')
 
     def test_seal_status(self):
         text = serio_text(self.ARRAYS[:1])
@@ -713,12 +968,13 @@ class InfoTests(ToolTestCase):
     def test_text_escapes_control_characters(self):
         self.write('a.serio', serio_text([('a\x1b[31mb\\', [1.0])]))
         proc = self.run_tool('info', 'a.serio', status=0)
-        self.assertIn('  [0] a\\x1B[31mb\\\\: 1 value; min 1, max 1; NaN: 0, infinite: 0',
+        self.assertIn('  [0] a\\x1B[31mb\\\\ float64: 1 value; min 1, max 1; NaN: 0, infinite: 0',
                       proc.stdout.decode().splitlines())
 
     def test_stdin_and_errors(self):
         doc, _ = self.json_of('-')
-        self.assertEqual(doc, [{'file': '-', 'checksum': '4fd0bfc1', 'sealed': False, 'arrays': []}])
+        self.assertEqual(doc, [{'file': '-', 'checksum': '4fd0bfc1', 'sealed': False, 'arrays': [],
+                                'metadata': []}])
         self.run_tool('info', status=2)
         self.run_tool('info', 'missing.serio', status=2)
         self.write('bad.serio', b'v1|a|1|1\nv1|b|1|2')
@@ -806,6 +1062,51 @@ class DiffTests(ToolTestCase):
         proc = self.run_tool('diff', *options, 'a.serio', 'b.serio', status=status)
         self.assertEqual(proc.stderr, b'')
         return proc.stdout.decode().splitlines()
+
+    def test_recorded_types(self):
+        # the distance is in ULPs of the recorded type, even when the
+        # values would fit a narrower one (0.5 and 1 are bfloat16 values),
+        # and the values print as the shortest decimals of their type
+        rng = random.Random(19)
+        cases = [
+            ('w@float32[3]', 'float32', [0.5, f32(0.1), 1.0], [1.0, f32(0.1) + math.ldexp(1, -26), 0.5]),
+            ('v@float32[2]', 'float32', [0.5, 1.0], [1.0, 0.5]),
+            ('h@float16[2]', 'float16', [1.0, 2.0], [2.0, 1.0]),
+            ('w@float32[200]', 'float32', random_narrow(rng, 'float32', 200), random_narrow(rng, 'float32', 200)),
+            ('h@float16[3]', 'float16', [f16(0.1), 1.0, 65504.0], [f16(0.2), 1.0, -65504.0]),
+            ('h@float16[100]', 'float16', random_narrow(rng, 'float16', 100), random_narrow(rng, 'float16', 100)),
+            ('g@bfloat16[2]', 'bfloat16', [bf16_of_bits(0x3dcd), 1.0], [bf16_of_bits(0x3dce), 1.0]),
+            ('i@int32[2]', 'int32', [5.0, -2.0 ** 31], [6.0, 2.0 ** 31 - 1]),
+            ('u@uint64[2]', 'uint64', [2.0 ** 63, 0.0], [2.0 ** 63 + 2048, 2.0 ** 64 - 2048]),
+            ('l@int64[1]', 'int64', [-2.0 ** 63], [2.0 ** 62]),
+            ('m@bool[3]', 'bool', [1.0, 0.0, 1.0], [0.0, 0.0, 1.0]),
+        ]
+        for name, dtype, a, b in cases:
+            with self.subTest(name=name):
+                lines = self.diff([(name, a)], [(name, b)], '-m', '1000', status=1)
+                base = name.split('@')[0]
+                self.assertEqual(lines, diff_lines(base, a, b, max_values=1000, dtype=dtype))
+                if name == 'v@float32[2]':
+                    # 2^23 float32 steps from 0.5 to 1, where bfloat16 has 2^7
+                    self.assertEqual(lines[1][-len('distance 8388608 ULPs (float32)'):],
+                                     'distance 8388608 ULPs (float32)')
+                if name == 'w@float32[3]':
+                    self.assertEqual(lines[1][-len('(float32)'):], '(float32)')
+                    self.assertEqual(lines[3], '  [1] 0.1 → 0.10000002 (2 ULPs)')
+        # 2^64 - 2048 from 0: units beyond 2^63, without wrapping
+        lines = self.diff([('u@uint64[1]', [0.0])], [('u@uint64[1]', [2.0 ** 64 - 2048])], status=1)
+        self.assertEqual(lines[2], '  [0] 0 → 18446744073709549568 (18446744073709549568 units)')
+        # unmarked arrays keep the likely precision: the same values, bfloat16
+        lines = self.diff([('w[3]', [0.5, 1.0, 2.0])], [('w[3]', [1.0, 0.5, 2.0])], status=1)
+        self.assertIn('(bfloat16)', lines[1])
+        # another type is another name
+        lines = self.diff([('w@float32[1]', [0.5])], [('w[1]', [0.5])], status=1)
+        self.assertEqual(lines, ['“w”: named “w@float32[1]” in a.serio, “w[1]” in b.serio'])
+        # a metadata record that one file has is not called an array
+        lines = self.diff([('serio.dtypes', [1.0]), ('w[1]', [0.5])],
+                          [('w[1]', [0.5]), ('serio.tree', [1.0])], status=1)
+        self.assertEqual(lines, ['Only in a.serio: metadata record 0 “serio.dtypes”',
+                                 'Only in b.serio: metadata record 1 “serio.tree”'])
 
     def test_identical(self):
         arrays = [('w', special_values()), ('w', [1.0]), ('', [])]
@@ -1031,6 +1332,44 @@ def f64_patterns():
 
 class CatTests(ToolTestCase):
 
+    def test_typed_values_print_in_their_type(self):
+        # each value as the shortest decimal of its array's type: a float32
+        # 0.1 is 0.1, an int64 2^63 - 1 … is written out whole
+        rng = random.Random(18)
+        arrays = [(name, dtype, values) for name, dtype, values in TYPED_ARRAYS]
+        for dtype, n in (('float32', 3000), ('float16', 3000), ('bfloat16', 3000)):
+            arrays.append(('r.%s@%s[%d]' % (dtype, dtype, n), dtype, random_narrow(rng, dtype, n)))
+        # a power of two with both neighbours' decimals one digit long:
+        # bfloat16's 2^-133 is 9e-41, nearer than 1e-40
+        arrays.append(('tiny@bfloat16[2]', 'bfloat16', [bf16_of_bits(1), -bf16_of_bits(2)]))
+        self.write('t.serio', serio_text([(name, values) for name, _, values in arrays]))
+        out = self.run_tool('cat', 't.serio', status=0).stdout.decode('ascii')
+        expected = ''.join('# %s (%d value%s)\n' % (name, len(values), '' if len(values) == 1 else 's') +
+                           ''.join(typed_shortest(v, dtype) + '\n' for v in values)
+                           for name, dtype, values in arrays)
+        self.assertEqual(out, expected)
+        self.assertIn('# w@float32[2x2] (4 values)\n0.1\n-0.5\n3.4e+38\n1e-45\n', out)
+        self.assertIn('# big@uint64[2] (2 values)\n9223372036854775808\n1152921504606846976\n', out)
+        self.assertIn('# tiny@bfloat16[2] (2 values)\n9e-41\n-2e-40\n', out)
+        # every float32 and float16 printed reads back to its bits
+        for name, dtype, values in arrays:
+            if dtype in ('float32', 'float16'):
+                lines = self.run_tool('cat', '-n', name, 't.serio', status=0).stdout.decode().split()
+                read_back = f32 if dtype == 'float32' else f16
+                self.assertEqual([bits(read_back(float(t))) for t in lines], [bits(v) for v in values])
+
+    def test_metadata_records_are_not_printed(self):
+        text = serio_text([('serio.dtypes', [1.0]), ('w[1]', [f32(0.1)]), ('serio.tree', [1.0, 2.0])])
+        self.write('m.serio', text)
+        proc = self.run_tool('cat', 'm.serio', status=0)
+        # a legacy table is not applied: w is float64 as its record says
+        self.assertEqual(proc.stdout, b'# w[1] (1 value)\n0.10000000149011612\n')
+        proc = self.run_tool('cat', '-n', 'serio.tree', 'm.serio', status=0)
+        self.assertEqual(proc.stdout, b'1\n2\n')
+        # they are read, and so checked
+        self.write('bad.serio', text.replace(b'1,2', b'1,2.0'))
+        self.run_tool('cat', 'bad.serio', status=1)
+
     def test_shortest_round_trip(self):
         values = special_values() + f64_patterns()
         self.write('p.serio', serio_text([('p', values)]))
@@ -1209,10 +1548,11 @@ class ConvertTests(ToolTestCase):
         self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (), f8_data([2.5])))
         self.npy_to_serio(npy_bytes('<f8', (0,), b''))
         self.assertEqual(self.read('out.serio'), sealed(b'v1|in|0|\n'))
-        self.npy_to_serio(npy_bytes('<f8', (4, 0, 1 << 62), b''))
-        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[4x0x4611686018427387904]|0|\n'))
+        # The largest that NumPy allows: 4 * 2^57 * 8 bytes is 2^62.
+        self.npy_to_serio(npy_bytes('<f8', (4, 0, 1 << 57), b''))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in[4x0x144115188075855872]|0|\n'))
         self.run_tool('convert', 'out.serio', 'back.npy', status=0)
-        self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (4, 0, 1 << 62), b''))
+        self.assertEqual(self.read('back.npy'), npy_bytes('<f8', (4, 0, 1 << 57), b''))
 
     def test_header_variants(self):
         data = f8_data([1.0, 2.0])
@@ -1266,23 +1606,27 @@ class ConvertTests(ToolTestCase):
         f16 = [struct.unpack('<e', struct.pack('<H', b))[0] for b in (
             0x0000, 0x8000, 0x0001, 0x83FF, 0x0400, 0x3C00, 0x3555, 0x7BFF, 0xFBFF, 0x7C00,
             0xFC00, 0x7E00, 0x1234, 0xC000)]
-        for code, fmt, values in (('f4', 'f', f32), ('f2', 'e', f16)):
+        for code, fmt, values, type_name in (('f4', 'f', f32, 'float32'),
+                                             ('f2', 'e', f16, 'float16')):
             for byte_order in '<>':
                 with self.subTest(dtype=byte_order + code):
                     data = b''.join(struct.pack(byte_order + fmt, v) for v in values)
                     self.npy_to_serio(npy_bytes(byte_order + code, (len(values),), data))
-                    # struct widens exactly too: the values are those doubles
-                    self.assertEqual(self.read('out.serio'), sealed(serio_text([('in', values)])))
+                    # struct widens exactly too: the values are those doubles,
+                    # in a record of their type
+                    name = 'in@%s[%d]' % (type_name, len(values))
+                    self.assertEqual(self.read('out.serio'), sealed(serio_text([(name, values)])))
         # Fortran order, float32
         shape = (2, 3)
         fortran = [float(10 * i + j) + 0.5 for j in range(3) for i in range(2)]
         c_order = [float(10 * i + j) + 0.5 for i in range(2) for j in range(3)]
         self.npy_to_serio(npy_bytes('>f4', shape, b''.join(struct.pack('>f', v) for v in fortran),
                                     fortran_order=True))
-        self.assertEqual(self.read('out.serio'), sealed(serio_text([('in[2x3]', c_order)])))
+        self.assertEqual(self.read('out.serio'),
+                         sealed(serio_text([('in@float32[2x3]', c_order)])))
         # a NaN payload of float16 and float32 is noted like one of float64
         proc = self.npy_to_serio(npy_bytes('<f2', (2,), struct.pack('<HH', 0x7E01, 0xFE00)))
-        self.assertEqual(self.read('out.serio'), sealed(b'v1|in|2|nan,nan\n'))
+        self.assertEqual(self.read('out.serio'), sealed(b'v1|in@float16[2]|2|nan,nan\n'))
         self.assertIn('2 NaNs', proc.stderr.decode())
 
     def test_integers_and_booleans(self):
@@ -1296,8 +1640,11 @@ class ConvertTests(ToolTestCase):
                 order = '>' if descr[0] == '>' else '<'
                 data = b''.join(struct.pack(order + fmt, v) for v in values)
                 self.npy_to_serio(npy_bytes(descr, (len(values),), data))
+                name = 'in@%s%d[%d]' % ({'i': 'int', 'u': 'uint', 'b': 'bool'}[descr[1]],
+                                        int(descr[2]) * 8, len(values))
+                name = name.replace('bool8', 'bool')
                 self.assertEqual(self.read('out.serio'),
-                                 sealed(serio_text([('in', [float(v) for v in values])])))
+                                 sealed(serio_text([(name, [float(v) for v in values])])))
         # an integer that no double holds is refused, with its index
         for descr, fmt, value in (('<i8', 'q', 2 ** 53 + 1), ('<i8', 'q', 2 ** 63 - 1),
                                   ('>u8', 'Q', 2 ** 64 - 1)):
@@ -1324,8 +1671,9 @@ class ConvertTests(ToolTestCase):
                    ('b.npy', npy_bytes('>f8', (3,), f8_data([0.1, math.inf, -2.0], '>'))),
                    ('dir/ü.npy', npy_bytes('<i8', (), struct.pack('<q', 5))),
                    ('empty.npy', npy_bytes('<f2', (0,), b''))]
-        want = serio_text([('w[2x2]', [1.5, -0.0, 3.0, 0.25]), ('b', [0.1, math.inf, -2.0]),
-                           ('dir/ü[]', [5.0]), ('empty', [])])
+        want = serio_text([('w@float32[2x2]', [1.5, -0.0, 3.0, 0.25]),
+                           ('b', [0.1, math.inf, -2.0]), ('dir/ü@int64[]', [5.0]),
+                           ('empty@float16[0]', [])])
         for compression in (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED):
             with self.subTest(compression=compression):
                 self.npz('in.npz', members, compression)
@@ -1365,7 +1713,7 @@ class ConvertTests(ToolTestCase):
         with zipfile.ZipFile(os.fsdecode(self.path('in.npz'))) as z:
             self.assertEqual(z.namelist(), ['a.npy', 'b.npy'])   # a valid archive
         self.run_tool('convert', '--plain', 'in.npz', 'out.serio', status=0)
-        self.assertEqual(self.read('out.serio'), b'v1|a|2|1,2\nv1|b|1|1p-1\n')
+        self.assertEqual(self.read('out.serio'), b'v1|a|2|1,2\nv1|b@float32[1]|1|1p-1\n')
         # a locator that points elsewhere, or a ZIP64 field missing
         self.write('bad.npz', local + central + eocd64 +
                    struct.pack('<IIQI', 0x07064b50, 0, eocd64_offset + 1, 1) + eocd)
@@ -1526,8 +1874,9 @@ class ConvertTests(ToolTestCase):
             self.assertEqual(z.namelist(), [])
 
     def test_numpy_npz_round_trip(self):
-        # .npz -> .serio -> .npz keeps every array's bits (widened to
-        # float64 exactly), and the order of the arrays.
+        # .npz -> .serio -> .npz keeps every array's type and bits (big
+        # endian ones made little endian, Fortran order C order), and the
+        # order of the arrays.
         try:
             import numpy
         except ImportError:
@@ -1553,15 +1902,11 @@ class ConvertTests(ToolTestCase):
                     self.assertEqual(list(back.keys()), list(originals))
                     for name, original in originals.items():
                         got = back[name]
-                        self.assertEqual(got.dtype, numpy.dtype('<f8'), name)
+                        self.assertEqual(got.dtype, original.dtype.newbyteorder('<'), name)
                         self.assertEqual(got.shape, original.shape, name)
                         self.assertTrue(got.flags.c_contiguous)
-                        widened = numpy.ascontiguousarray(original, dtype=numpy.float64)
-                        self.assertEqual(got.tobytes(), widened.tobytes(), name)
-                        # and the widening is exact: back in the original
-                        # type, the same bits
-                        self.assertEqual(got.astype(original.dtype).tobytes(),
-                                         numpy.ascontiguousarray(original).tobytes(), name)
+                        same = numpy.ascontiguousarray(original, dtype=got.dtype)
+                        self.assertEqual(got.tobytes(), same.tobytes(), name)
 
     def test_malformed(self):
         good = npy_bytes('<f8', (2,), f8_data([1.0, 2.0]))
@@ -1877,7 +2222,7 @@ class StreamTests(ToolTestCase):
         self.assertEqual(text.splitlines()[0],
                          'big.serio: 5 arrays, checksum %s, plain (no seal)' % self.checksum)
         self.assertEqual(text.splitlines()[2],
-                         '  [1] w (2, 3): 6 values; min %s, max %s; NaN: %d, infinite: %d' % (
+                         '  [1] w (2, 3) float64: 6 values; min %s, max %s; NaN: %d, infinite: %d' % (
                              shortest(expected_stats(self.arrays[1][1])['min']),
                              shortest(expected_stats(self.arrays[1][1])['max']),
                              expected_stats(self.arrays[1][1])['nan'],
@@ -2046,7 +2391,7 @@ class StreamTests(ToolTestCase):
         lines = self.run_tool('info', 'many.serio', status=0).stdout.decode().splitlines()
         self.assertEqual(len(lines), 20001)
         self.assertTrue(lines[0].startswith('many.serio: 20000 arrays, checksum '))
-        self.assertEqual(lines[1:], ['  [%d] array number %d: 1 value; min %d, max %d; NaN: 0, infinite: 0'
+        self.assertEqual(lines[1:], ['  [%d] array number %d float64: 1 value; min %d, max %d; NaN: 0, infinite: 0'
                                      % (i, i, i, i) for i in range(20000)])
         doc = json.loads(self.run_tool('info', '--json', 'many.serio', 'many.serio', status=0).stdout)
         self.assertEqual(len(doc), 2)

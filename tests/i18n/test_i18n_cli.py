@@ -257,26 +257,26 @@ class TranslationTests(unittest.TestCase):
         # The numbers are written the same under every locale.
         self.assertEqual(out, self.expect({
             'en': 'data.serio: 4 arrays, checksum %08x, plain (no seal)\n'
-                  '  [0] a: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n'
-                  '  [1] b: 2 values; min 1, max inf; NaN: 0, infinite: 1\n'
-                  '  [2] e: 0 values; NaN: 0\n'
-                  '  [3] n: 1 value; NaN: 1\n'
+                  '  [0] a float64: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n'
+                  '  [1] b float64: 2 values; min 1, max inf; NaN: 0, infinite: 1\n'
+                  '  [2] e float64: 0 values; NaN: 0\n'
+                  '  [3] n float64: 1 value; NaN: 1\n'
                   'single.serio: 1 array, checksum %08x, plain (no seal)\n'
-                  '  [0] a: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n' % sums,
+                  '  [0] a float64: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n' % sums,
             'de': 'data.serio: 4 Arrays, Prüfsumme %08x, ohne Siegel\n'
-                  '  [0] a: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n'
-                  '  [1] b: 2 Werte; Min. 1, Max. inf; NaN: 0, unendlich: 1\n'
-                  '  [2] e: 0 Werte; NaN: 0\n'
-                  '  [3] n: 1 Wert; NaN: 1\n'
+                  '  [0] a float64: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n'
+                  '  [1] b float64: 2 Werte; Min. 1, Max. inf; NaN: 0, unendlich: 1\n'
+                  '  [2] e float64: 0 Werte; NaN: 0\n'
+                  '  [3] n float64: 1 Wert; NaN: 1\n'
                   'single.serio: 1 Array, Prüfsumme %08x, ohne Siegel\n'
-                  '  [0] a: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n' % sums,
+                  '  [0] a float64: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n' % sums,
             'fr': (f'data.serio{NB}: 4 tableaux, somme de contrôle %08x, sans sceau\n'
-                   f'  [0] a{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n'
-                   f'  [1] b{NB}: 2 valeurs{NB}; min 1, max inf{NB}; NaN{NB}: 0, infinies{NB}: 1\n'
-                   f'  [2] e{NB}: 0 valeur{NB}; NaN{NB}: 0\n'
-                   f'  [3] n{NB}: 1 valeur{NB}; NaN{NB}: 1\n'
+                   f'  [0] a float64{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n'
+                   f'  [1] b float64{NB}: 2 valeurs{NB}; min 1, max inf{NB}; NaN{NB}: 0, infinies{NB}: 1\n'
+                   f'  [2] e float64{NB}: 0 valeur{NB}; NaN{NB}: 0\n'
+                   f'  [3] n float64{NB}: 1 valeur{NB}; NaN{NB}: 1\n'
                    f'single.serio{NB}: 1 tableau, somme de contrôle %08x, sans sceau\n'
-                   f'  [0] a{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n') % sums,
+                   f'  [0] a float64{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n') % sums,
         }))
 
     def test_diff(self):
@@ -373,11 +373,11 @@ class TranslationTests(unittest.TestCase):
         out, err = self.run_serio('info', 'sealed.serio', status=0)
         self.assertEqual(out, self.expect({
             'en': 'sealed.serio: 1 array, checksum %08x, sealed (verified)\n'
-                  '  [0] a: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n' % checksum,
+                  '  [0] a float64: 1 value; min 0.5, max 0.5; NaN: 0, infinite: 0\n' % checksum,
             'de': 'sealed.serio: 1 Array, Prüfsumme %08x, versiegelt (überprüft)\n'
-                  '  [0] a: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n' % checksum,
+                  '  [0] a float64: 1 Wert; Min. 0.5, Max. 0.5; NaN: 0, unendlich: 0\n' % checksum,
             'fr': (f'sealed.serio{NB}: 1 tableau, somme de contrôle %08x, scellé (vérifié)\n'
-                   f'  [0] a{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n') % checksum,
+                   f'  [0] a float64{NB}: 1 valeur{NB}; min 0.5, max 0.5{NB}; NaN{NB}: 0, infinies{NB}: 0\n') % checksum,
         }))
 
     def test_diff_tolerance(self):
