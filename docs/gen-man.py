@@ -28,10 +28,14 @@ serio \- check, describe, compare, print and convert serio weight files
 .SH DESCRIPTION
 .B serio
 looks at files in the serio v1 format, the bit\-exact text format of
-libserio for named arrays of 64\-bit floats, such as the weights of a
+libserio for named, typed arrays, such as the weights of a
 model: it checks them, describes them, compares them bit for bit, prints
 their values, and converts them from and to NumPy's
 .I .npy
+and
+.I .npz
+files and Hugging Face
+.I .safetensors
 files. It reads files exactly as the library does, so a file that
 .B serio check
 accepts is one that
@@ -72,8 +76,11 @@ success: the files are valid, or identical
 .B 1
 a file is not a valid serio file, an array is not there, the files
 differ, or a
-.I .npy
-file holds another data type
+.IR .npy ,
+.I .npz
+or
+.I .safetensors
+file is damaged or holds a type that serio cannot hold exactly
 .TP
 .B 2
 bad usage, or a file that cannot be read or written

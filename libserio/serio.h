@@ -19,6 +19,7 @@
 #include "serio-enums.h"
 #include "serio-error.h"
 #include "serio-flags.h"
+#include "serio-index.h"
 #include "serio-reader.h"
 #include "serio-writer.h"
 

@@ -10,6 +10,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-shards.h"
 #include "serio-tool.h"
 
 static gboolean require_seal = FALSE;
@@ -90,6 +91,12 @@ serio_tool_check (int    argc,
       int file_status;
       gboolean sealed = FALSE;
 
+      if (serio_tool_is_index (argv[i]))
+        {
+          file_status = serio_tool_check_index (argv[i], quiet);
+          status = MAX (status, file_status);
+          continue;
+        }
       file_status = check_file (argv[i], values, &sealed);
       if (file_status != SERIO_TOOL_EXIT_OK)
         {

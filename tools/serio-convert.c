@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* serio-convert.c: serio convert IN OUT, between NumPy's .npy and .npz
- * files and serio files
+ * files or .safetensors files and serio files
  *
  * Copyright 2026 The libserio authors
  */
@@ -14,6 +14,7 @@
 
 #include "serio-numpy.h"
 #include "serio-safetensors.h"
+#include "serio-shards.h"
 #include "serio-save.h"
 
 #define CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
@@ -943,9 +944,10 @@ serio_tool_convert (int    argc,
   Format in_format, out_format;
 
   if (!serio_tool_parse_options (N_("IN OUT"),
-                                 N_("Convert NumPy .npy and .npz files to serio files, and serio files to\n"
-                                    "them, bit for bit (but a bundle holds only the default NaN). The file\n"
-                                    "whose name ends in .npy or .npz sets the direction.\n\n"
+                                 N_("Convert NumPy .npy and .npz files and Hugging Face .safetensors files\n"
+                                    "to serio files, and serio files to them, bit for bit (but a bundle\n"
+                                    "holds only the default NaN). The file whose name ends in .npy, .npz or\n"
+                                    ".safetensors sets the direction.\n\n"
                                     "From .npy: versions 1.0 to 3.0; float64, float32, float16, integers\n"
                                     "and booleans in either byte order, kept in their type (an integer that\n"
                                     "no double holds is refused), in C order (Fortran-order data is\n"
@@ -965,6 +967,15 @@ serio_tool_convert (int    argc,
                                     "shape named after them less type and shape (names must not repeat),\n"
                                     "stored as numpy.savez() does, or with --compress compressed as\n"
                                     "numpy.savez_compressed() does.\n\n"
+                                    "From and to .safetensors: every tensor, in the order of its data, as an\n"
+                                    "array of its type and shape, and back (F64, F32, F16, BF16, integers of\n"
+                                    "8 to 64 bits and BOOL kept in their type; 8-, 6- and 4-bit floats and\n"
+                                    "C64 are refused); each key of “__metadata__” as a record\n"
+                                    "“serio.metadata.KEY” of the value's UTF-8 bytes, and back. The header\n"
+                                    "is read strictly: what the reference parser lets through, such as a\n"
+                                    "repeated or unknown field, or a hole between tensors, is refused. The\n"
+                                    "page “From torch.save, np.savez, pickle and safetensors” of the libserio\n"
+                                    "documentation gives every rule.\n\n"
                                     "A serio file is written sealed, so that every read verifies it, unless\n"
                                     "--plain is given. The output file is replaced atomically, and left\n"
                                     "alone on failure."),
@@ -979,6 +990,9 @@ serio_tool_convert (int    argc,
   /* The output is replaced atomically, which needs a file. */
   if (serio_tool_is_stdin (argv[2]))
     return serio_tool_usage_error (_("the output must be a file, not “-”"));
+
+  if (serio_tool_is_index (argv[1]) || serio_tool_is_index (argv[2]))
+    return serio_tool_convert_index (argv[1], argv[2], plain);
 
   in_format = format_of (argv[1]);
   out_format = format_of (argv[2]);

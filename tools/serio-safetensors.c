@@ -22,6 +22,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-json-private.h"
 #include "serio-safetensors.h"
 
 /* The reference writer's Dtype enum is in order of alignment: its rank is
@@ -120,13 +121,6 @@ serio_safetensors_header_free (SerioSafetensorsHeader *header)
 /* The header's JSON                                                  */
 /* ------------------------------------------------------------------ */
 
-typedef struct
-{
-  const char *start;
-  const char *p;
-  const char *end;
-} Json;
-
 /* The most of a hostile string shown in a message, in characters. */
 #define MAX_SHOWN 64
 
@@ -158,20 +152,6 @@ shape_to_string (const guint64 *shape,
 }
 
 static gboolean
-json_error (Json        *j,
-            const char  *what,
-            GError     **error)
-{
-  g_autofree char *at = g_strdup_printf ("%" G_GSIZE_FORMAT, (gsize) (j->p - j->start));
-
-  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
-               /* TRANSLATORS: a byte offset in the header, then what is
-                * wrong there, such as “a string was expected” */
-               _("the header is not valid JSON at byte %s: %s"), at, what);
-  return FALSE;
-}
-
-static gboolean
 tensor_error (const char  *name,
               const char  *what,
               GError     **error)
@@ -184,240 +164,26 @@ tensor_error (const char  *name,
   return FALSE;
 }
 
-static void
-json_skip_spaces (Json *j)
-{
-  while (j->p < j->end && (*j->p == ' ' || *j->p == '\t' || *j->p == '\n' || *j->p == '\r'))
-    j->p++;
-}
-
-/* Skips spaces, then consumes @c, which must be next. */
-static gboolean
-json_expect (Json    *j,
-             char     c,
-             GError **error)
-{
-  json_skip_spaces (j);
-  if (j->p < j->end && *j->p == c)
-    {
-      j->p++;
-      return TRUE;
-    }
-
-  {
-    g_autofree char *what = g_strdup_printf (_("“%c” was expected"), c);
-
-    return json_error (j, what, error);
-  }
-}
-
-/* Skips spaces, then consumes @c if it is next. */
-static gboolean
-json_accept (Json *j,
-             char  c)
-{
-  json_skip_spaces (j);
-  if (j->p < j->end && *j->p == c)
-    {
-      j->p++;
-      return TRUE;
-    }
-  return FALSE;
-}
-
-static int
-hex_digit (char c)
-{
-  if (c >= '0' && c <= '9')
-    return c - '0';
-  if (c >= 'a' && c <= 'f')
-    return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F')
-    return c - 'A' + 10;
-  return -1;
-}
-
-static gboolean
-json_hex4 (Json     *j,
-           gunichar *out)
-{
-  gunichar c = 0;
-
-  if (j->end - j->p < 4)
-    return FALSE;
-  for (int i = 0; i < 4; i++)
-    {
-      int d = hex_digit (j->p[i]);
-
-      if (d < 0)
-        return FALSE;
-      c = c * 16 + (gunichar) d;
-    }
-  j->p += 4;
-  *out = c;
-  return TRUE;
-}
-
-/* A string, after spaces. The header was checked to be UTF-8, so that
- * only escapes can make a string that is not: a lone surrogate is
- * refused, as is U+0000, which no name or metadata string of serio
- * holds. */
-static char *
-json_string (Json    *j,
-             GError **error)
-{
-  g_autoptr(GString) out = g_string_new (NULL);
-
-  json_skip_spaces (j);
-  if (j->p == j->end || *j->p != '"')
-    {
-      json_error (j, _("a string was expected"), error);
-      return NULL;
-    }
-  j->p++;
-
-  for (;;)
-    {
-      const char *run = j->p;
-
-      while (j->p < j->end && *j->p != '"' && *j->p != '\\' && (guchar) *j->p >= 0x20)
-        j->p++;
-      g_string_append_len (out, run, j->p - run);
-
-      if (j->p == j->end)
-        {
-          json_error (j, _("a string does not end"), error);
-          return NULL;
-        }
-      if (*j->p == '"')
-        {
-          j->p++;
-          return g_string_free (g_steal_pointer (&out), FALSE);
-        }
-      if (*j->p != '\\')
-        {
-          json_error (j, _("a string holds a control character"), error);
-          return NULL;
-        }
-
-      j->p++;
-      if (j->p == j->end)
-        {
-          json_error (j, _("a string does not end"), error);
-          return NULL;
-        }
-      switch (*j->p++)
-        {
-        case '"': g_string_append_c (out, '"'); break;
-        case '\\': g_string_append_c (out, '\\'); break;
-        case '/': g_string_append_c (out, '/'); break;
-        case 'b': g_string_append_c (out, '\b'); break;
-        case 'f': g_string_append_c (out, '\f'); break;
-        case 'n': g_string_append_c (out, '\n'); break;
-        case 'r': g_string_append_c (out, '\r'); break;
-        case 't': g_string_append_c (out, '\t'); break;
-        case 'u':
-          {
-            gunichar c, low;
-
-            if (!json_hex4 (j, &c))
-              {
-                json_error (j, _("a \\u escape needs four hexadecimal digits"), error);
-                return NULL;
-              }
-            if (c >= 0xDC00 && c <= 0xDFFF)
-              {
-                json_error (j, _("a \\u escape is a lone surrogate, which UTF-8 cannot hold"), error);
-                return NULL;
-              }
-            if (c >= 0xD800 && c <= 0xDBFF)
-              {
-                if (j->end - j->p < 2 || j->p[0] != '\\' || j->p[1] != 'u')
-                  {
-                    json_error (j, _("a \\u escape is a lone surrogate, which UTF-8 cannot hold"), error);
-                    return NULL;
-                  }
-                j->p += 2;
-                if (!json_hex4 (j, &low))
-                  {
-                    json_error (j, _("a \\u escape needs four hexadecimal digits"), error);
-                    return NULL;
-                  }
-                if (low < 0xDC00 || low > 0xDFFF)
-                  {
-                    json_error (j, _("a \\u escape is a lone surrogate, which UTF-8 cannot hold"), error);
-                    return NULL;
-                  }
-                c = 0x10000 + ((c - 0xD800) << 10) + (low - 0xDC00);
-              }
-            if (c == 0)
-              {
-                json_error (j, _("a string holds U+0000, which serio names and metadata cannot"), error);
-                return NULL;
-              }
-            g_string_append_unichar (out, c);
-          }
-          break;
-        default:
-          j->p--;
-          json_error (j, _("a string holds an unknown escape"), error);
-          return NULL;
-        }
-    }
-}
-
-/* A non-negative integer, as JSON writes it (no sign, fraction, exponent
- * or leading zero), that fits 64 bits. */
-static gboolean
-json_uint (Json     *j,
-           guint64  *out,
-           GError  **error)
-{
-  guint64 n = 0;
-  const char *digits;
-
-  json_skip_spaces (j);
-  digits = j->p;
-  while (j->p < j->end && g_ascii_isdigit (*j->p))
-    {
-      guint d = (guint) (*j->p - '0');
-
-      if (n > (G_MAXUINT64 - d) / 10)
-        return json_error (j, _("an integer is too large"), error);
-      n = n * 10 + d;
-      j->p++;
-    }
-
-  if (j->p == digits ||
-      (j->p < j->end && (*j->p == '.' || *j->p == 'e' || *j->p == 'E')))
-    return json_error (j, _("a non-negative integer was expected"), error);
-  if (*digits == '0' && j->p - digits > 1)
-    return json_error (j, _("an integer has a leading zero"), error);
-
-  *out = n;
-  return TRUE;
-}
-
 /* "__metadata__": an object of strings, each key once. */
 static gboolean
-json_metadata (Json                    *j,
+json_metadata (SerioJson                *j,
                SerioSafetensorsHeader  *header,
                GError                 **error)
 {
   g_autoptr(GHashTable) keys = g_hash_table_new (g_str_hash, g_str_equal);
 
-  json_skip_spaces (j);
+  serio_json_skip_spaces (j);
   if (j->p == j->end || *j->p != '{')
-    return json_error (j, _("“__metadata__” must be an object of strings"), error);
+    return serio_json_error (j, _("“__metadata__” must be an object of strings"), error);
   j->p++;
-  if (json_accept (j, '}'))
+  if (serio_json_accept (j, '}'))
     return TRUE;
 
   do
     {
       char *key, *value;
 
-      key = json_string (j, error);
+      key = serio_json_string (j, error);
       if (key == NULL)
         return FALSE;
       g_ptr_array_add (header->metadata_keys, key);
@@ -427,27 +193,27 @@ json_metadata (Json                    *j,
           g_autofree char *what = g_strdup_printf (_("the metadata key “%s” is given twice"),
                                                    key_shown);
 
-          return json_error (j, what, error);
+          return serio_json_error (j, what, error);
         }
-      if (!json_expect (j, ':', error))
+      if (!serio_json_expect (j, ':', error))
         return FALSE;
-      json_skip_spaces (j);
+      serio_json_skip_spaces (j);
       if (j->p == j->end || *j->p != '"')
-        return json_error (j, _("a metadata value must be a string"), error);
-      value = json_string (j, error);
+        return serio_json_error (j, _("a metadata value must be a string"), error);
+      value = serio_json_string (j, error);
       if (value == NULL)
         return FALSE;
       g_ptr_array_add (header->metadata_values, value);
     }
-  while (json_accept (j, ','));
+  while (serio_json_accept (j, ','));
 
-  return json_expect (j, '}', error);
+  return serio_json_expect (j, '}', error);
 }
 
 /* A tensor's entry: an object of exactly "dtype", "shape" and
  * "data_offsets", each once, in any order. */
 static gboolean
-json_tensor (Json                    *j,
+json_tensor (SerioJson                *j,
              SerioSafetensorsTensor  *tensor,
              GError                 **error)
 {
@@ -457,19 +223,19 @@ json_tensor (Json                    *j,
   guint64 n_values = 1;
   gboolean overflow = FALSE;
 
-  json_skip_spaces (j);
+  serio_json_skip_spaces (j);
   if (j->p == j->end || *j->p != '{')
     return tensor_error (tensor->name, _("its entry is not a JSON object"), error);
   j->p++;
 
-  if (!json_accept (j, '}'))
+  if (!serio_json_accept (j, '}'))
     do
       {
-        g_autofree char *field = json_string (j, error);
+        g_autofree char *field = serio_json_string (j, error);
 
         if (field == NULL)
           return FALSE;
-        if (!json_expect (j, ':', error))
+        if (!serio_json_expect (j, ':', error))
           return FALSE;
 
         if ((strcmp (field, "dtype") == 0 && dtype_name != NULL) ||
@@ -483,25 +249,25 @@ json_tensor (Json                    *j,
 
         if (strcmp (field, "dtype") == 0)
           {
-            json_skip_spaces (j);
+            serio_json_skip_spaces (j);
             if (j->p == j->end || *j->p != '"')
               return tensor_error (tensor->name, _("its dtype is not a string"), error);
-            dtype_name = json_string (j, error);
+            dtype_name = serio_json_string (j, error);
             if (dtype_name == NULL)
               return FALSE;
           }
         else if (strcmp (field, "shape") == 0)
           {
             has_shape = TRUE;
-            if (!json_expect (j, '[', error))
+            if (!serio_json_expect (j, '[', error))
               return FALSE;
-            if (!json_accept (j, ']'))
+            if (!serio_json_accept (j, ']'))
               {
                 do
                   {
                     guint64 dim;
 
-                    if (!json_uint (j, &dim, error))
+                    if (!serio_json_uint (j, &dim, error))
                       return FALSE;
                     if (shape->len == SERIO_SHAPE_MAX_DIMS)
                       {
@@ -520,20 +286,20 @@ json_tensor (Json                    *j,
                     else
                       n_values *= dim;
                   }
-                while (json_accept (j, ','));
-                if (!json_expect (j, ']', error))
+                while (serio_json_accept (j, ','));
+                if (!serio_json_expect (j, ']', error))
                   return FALSE;
               }
           }
         else if (strcmp (field, "data_offsets") == 0)
           {
             has_offsets = TRUE;
-            if (!json_expect (j, '[', error) ||
-                !json_uint (j, &tensor->begin, error) ||
-                !json_expect (j, ',', error) ||
-                !json_uint (j, &tensor->end, error))
+            if (!serio_json_expect (j, '[', error) ||
+                !serio_json_uint (j, &tensor->begin, error) ||
+                !serio_json_expect (j, ',', error) ||
+                !serio_json_uint (j, &tensor->end, error))
               return FALSE;
-            if (!json_accept (j, ']'))
+            if (!serio_json_accept (j, ']'))
               return tensor_error (tensor->name, _("its data_offsets are not two integers"), error);
           }
         else
@@ -544,9 +310,9 @@ json_tensor (Json                    *j,
             return tensor_error (tensor->name, what, error);
           }
       }
-    while (json_accept (j, ','));
+    while (serio_json_accept (j, ','));
 
-  if (!json_expect (j, '}', error))
+  if (!serio_json_expect (j, '}', error))
     return FALSE;
 
   if (dtype_name == NULL || !has_shape || !has_offsets)
@@ -669,11 +435,12 @@ serio_safetensors_header_parse (const char  *json,
 {
   g_autoptr(SerioSafetensorsHeader) header = g_new0 (SerioSafetensorsHeader, 1);
   g_autoptr(GHashTable) names = g_hash_table_new (g_str_hash, g_str_equal);
-  /* An empty header may come as NULL. */
-  const char *start = len > 0 ? json : "";
-  Json j = { start, start, start + len };
+  SerioJson j;
+  const char *start;
   const char *bad;
 
+  serio_json_init (&j, json, len, SERIO_JSON_HEADER);
+  start = j.start;
   header->tensors = g_ptr_array_new_with_free_func (tensor_free);
   header->metadata_keys = g_ptr_array_new_with_free_func (g_free);
   header->metadata_values = g_ptr_array_new_with_free_func (g_free);
@@ -700,22 +467,22 @@ serio_safetensors_header_parse (const char  *json,
     }
   j.p++;
 
-  if (!json_accept (&j, '}'))
+  if (!serio_json_accept (&j, '}'))
     {
       do
         {
-          g_autofree char *name = json_string (&j, error);
+          g_autofree char *name = serio_json_string (&j, error);
 
           if (name == NULL)
             return NULL;
-          if (!json_expect (&j, ':', error))
+          if (!serio_json_expect (&j, ':', error))
             return NULL;
 
           if (strcmp (name, "__metadata__") == 0)
             {
               if (header->has_metadata)
                 {
-                  json_error (&j, _("“__metadata__” is given twice"), error);
+                  serio_json_error (&j, _("“__metadata__” is given twice"), error);
                   return NULL;
                 }
               header->has_metadata = TRUE;
@@ -737,9 +504,9 @@ serio_safetensors_header_parse (const char  *json,
                 return NULL;
             }
         }
-      while (json_accept (&j, ','));
+      while (serio_json_accept (&j, ','));
 
-      if (!json_expect (&j, '}', error))
+      if (!serio_json_expect (&j, '}', error))
         return NULL;
     }
 
@@ -747,7 +514,7 @@ serio_safetensors_header_parse (const char  *json,
   for (; j.p < j.end; j.p++)
     if (*j.p != ' ')
       {
-        json_error (&j, _("only the spaces of padding may follow the header's object"), error);
+        serio_json_error (&j, _("only the spaces of padding may follow the header's object"), error);
         return NULL;
       }
 

@@ -26,7 +26,7 @@ static const Command commands[] = {
   { "cat", N_("Print the values of arrays, one per line"), serio_tool_cat },
   { "check", N_("Check that files are valid serio files"), serio_tool_check },
   { "checksum", N_("Print the checksums of files"), serio_tool_checksum },
-  { "convert", N_("Convert between serio and NumPy .npy and .npz files"), serio_tool_convert },
+  { "convert", N_("Convert between serio and .npy, .npz and .safetensors files"), serio_tool_convert },
   { "diff", N_("Compare two serio files bit for bit"), serio_tool_diff },
   { "info", N_("Describe the arrays in serio files"), serio_tool_info },
   { "seal", N_("Add a seal to plain serio files, in place"), serio_tool_seal },

@@ -39,14 +39,14 @@ Errors are :class:`serio.Error` (a ``GLib.Error``) and, by their kind,
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Collection, Dict, List, Optional
+from typing import Any, Callable, Collection, Dict, List, Optional, Union
 
 import gi
 
 gi.require_version('Serio', '1.0')
 from gi.repository import Serio  # noqa: E402
 
-from . import _io, _tree  # noqa: E402
+from . import _io, _shards, _tree  # noqa: E402
 from ._errors import (DataError, Error, FileError, IsDirectoryError,  # noqa: E402
                       NotDirectoryError, NotFoundError, PermissionDeniedError,
                       UnstorableError, data_error)
@@ -69,6 +69,7 @@ _LEGACY_CODES = ('float64', 'float32', 'float16', 'bfloat16', 'int64', 'int32', 
 
 
 def save(path: PathLike, state: Any, *, sealed: bool = True,
+         max_shard_size: Optional[Union[int, str]] = None,
          progress: Optional[Callable[[int, int], Any]] = None) -> None:
     """Save a tree of arrays and numbers to path, replacing the file
     atomically.
@@ -91,14 +92,35 @@ def save(path: PathLike, state: Any, *, sealed: bool = True,
     fails midway (a full disk, ``KeyboardInterrupt``), the file keeps its
     old contents, or stays absent. I/O errors are :class:`FileError`.
 
+    With max_shard_size (bytes as an int, or a str such as ``"2GB"`` or
+    ``"500MB"``), a state whose arrays hold more than that many bytes is
+    saved as a sharded checkpoint: shards ``model-00001-of-00003.serio``,
+    … of at most max_shard_size bytes of arrays each (an array larger
+    than that alone in its shard) and the index ``model.serio.index.json``
+    (path + ``.index.json``), written last, which :func:`load` reads when
+    given path or the index; a smaller state is the one file path, as
+    without it. See :mod:`serio._shards`.
+
     progress, when given, is called as ``progress(done, total)`` after
     each piece written: ``done`` the bytes of values written so far (in
     their own types, as in memory), ``total`` those of the whole state
     (for a progress bar, such as ``tqdm``'s ``update``); the last call has
-    ``done == total``, before the file is put in place.
+    ``done == total``, before the file is put in place. (A sharded save
+    reports nothing.)
     """
     _io.as_file(path)
+    limit = None
+    if max_shard_size is not None:
+        limit = _shards.check_arguments(path, max_shard_size, sealed)
     tree, leaves = _tree.flatten(state)
+    if limit is not None:
+        _shards.save(path, tree, leaves, limit, lambda name: _save_one(name, tree, leaves, True))
+        return
+    _save_one(path, tree, leaves, sealed, progress)
+
+
+def _save_one(path: PathLike, tree: bytes, leaves, sealed: bool,
+              progress: Optional[Callable[[int, int], Any]] = None) -> None:
     np = _io.numpy_module()
     writer = _io.open_writer(path, sealed)
     if progress is not None:
@@ -282,6 +304,12 @@ def load(path: PathLike, *, names: Optional[Collection[str]] = None,
     a leaf); the records of the others are skipped without being parsed.
     KeyError names the ones the file does not hold.
 
+    A sharded checkpoint (see :func:`save`) loads from its index, or from
+    the path it was saved to when no file is there: each shard must be the
+    one the index names (its size and seal), hold exactly the records the
+    index puts in it, and be whole; with names, only the shards holding
+    them are read.
+
     Errors name the file and the key concerned: :class:`FileError` (an
     ``OSError``: ``FileNotFoundError``, ``IsADirectoryError``,
     ``PermissionError``) when the file cannot be read; :class:`DataError`
@@ -293,7 +321,8 @@ def load(path: PathLike, *, names: Optional[Collection[str]] = None,
     progress, when given, is called as ``progress(done, total)`` as the
     file is read, a megabyte at a time: ``done`` the bytes read so far,
     ``total`` the size of the file (0 when not known, as for a pipe); a
-    file read to its end reports ``done == total`` last.
+    file read to its end reports ``done == total`` last. (A sharded
+    checkpoint reports nothing.)
     """
     return _load(path, names, flat=False, progress=progress)
 
@@ -302,6 +331,9 @@ def _load(path: PathLike, names: Optional[Collection[str]], flat: bool,
           progress: Optional[Callable[[int, int], Any]] = None) -> Any:
     """load(), or with flat the records of a tree file as a flat dict."""
     wanted = _names_filter(names)
+    index = _shards.index_of(path)
+    if index is not None:
+        return _shards.load(index, wanted, flat)
     records = _io.open_reader(path, progress)
     try:
         if not records.next():

@@ -44,15 +44,15 @@ from __future__ import annotations
 
 import dataclasses
 import io
-import json
 import os
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Union
 
 import numpy
 import torch
 
 from . import _errors, _io
+from ._files import seal_of as _seal_of, strict_json, write_json
 from ._errors import UnstorableError
 from gi.repository import Serio
 
@@ -187,20 +187,6 @@ def _value_of(kind: str, array, fqn: str, path: str):
                              int(Serio.Error.SYNTAX))
 
 
-def _seal_of(path: Path) -> Tuple[str, int]:
-    """The tokens of the seal record that ends the sealed serio file at
-    path, and the file's size: what the metadata remembers of it."""
-    with open(path, 'rb') as stream:
-        size = os.fstat(stream.fileno()).st_size
-        stream.seek(max(0, size - 256))
-        tail = stream.read()
-    lines = tail.split(b'\n')
-    if len(lines) < 2 or lines[-1] != b'' or not lines[-2].startswith(b'v1|serio.seal|3|'):
-        raise _errors.data_error(str(path), None, 'the file does not end with a seal',
-                                 int(Serio.Error.TRUNCATED))
-    return lines[-2][len(b'v1|serio.seal|3|'):].decode('ascii'), size
-
-
 # ------------------------------------------------------------ metadata JSON
 
 def _encode_properties(fqn: str, properties) -> Dict[str, Any]:
@@ -246,19 +232,6 @@ def _encode_planner_data(planner_data):
             parts.append(['s' if isinstance(part, str) else 'i', part])
         encoded[fqn] = parts
     return encoded
-
-
-def _strict_object(pairs):
-    result = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError('the key %r appears twice' % key)
-        result[key] = value
-    return result
-
-
-def _no_constant(name):
-    raise ValueError('%s is not JSON' % name)
 
 
 class _Malformed(Exception):
@@ -427,19 +400,7 @@ class StorageWriter(_dcp.StorageWriter):
             'planner_data': _encode_planner_data(metadata.planner_data),
             'storage': storage,
         }
-        text = json.dumps(document, indent=1, sort_keys=True, allow_nan=False) + '\n'
-        target = self.path / METADATA_NAME
-        temporary = self.path / ('.' + METADATA_NAME + '.tmp')
-        with open(temporary, 'w', encoding='utf-8') as stream:
-            stream.write(text)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, target)
-        directory = os.open(self.path, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            os.fsync(directory)
-        finally:
-            os.close(directory)
+        write_json(self.path / METADATA_NAME, document, sort_keys=True)
 
 
 # ------------------------------------------------------------ the reader
@@ -474,8 +435,7 @@ class StorageReader(_dcp.StorageReader):
         with open(path, 'rb') as stream:
             raw = stream.read()
         try:
-            document = json.loads(raw.decode('utf-8', errors='strict'),
-                                  object_pairs_hook=_strict_object, parse_constant=_no_constant)
+            document = strict_json(raw)
             _need(isinstance(document, dict), 'not a JSON object')
             _need(document.get('format') == FORMAT,
                   'not a serio.dcp checkpoint (format %r)' % (document.get('format'),))

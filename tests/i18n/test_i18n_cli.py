@@ -55,7 +55,7 @@ USAGE = {
            '  cat        Print the values of arrays, one per line\n'
            '  check      Check that files are valid serio files\n'
            '  checksum   Print the checksums of files\n'
-           '  convert    Convert between serio and NumPy .npy and .npz files\n'
+           '  convert    Convert between serio and .npy, .npz and .safetensors files\n'
            '  diff       Compare two serio files bit for bit\n'
            '  info       Describe the arrays in serio files\n'
            '  seal       Add a seal to plain serio files, in place\n'
@@ -70,7 +70,7 @@ USAGE = {
            '  cat        Die Werte von Arrays zeilenweise ausgeben\n'
            '  check      Prüfen, ob Dateien gültige serio-Dateien sind\n'
            '  checksum   Die Prüfsummen von Dateien ausgeben\n'
-           '  convert    Zwischen serio- und NumPy-.npy- und -.npz-Dateien umwandeln\n'
+           '  convert    Zwischen serio- und .npy-, .npz- und .safetensors-Dateien umwandeln\n'
            '  diff       Zwei serio-Dateien Bit für Bit vergleichen\n'
            '  info       Die Arrays in serio-Dateien beschreiben\n'
            '  seal       serio-Dateien ohne Siegel an Ort und Stelle versiegeln\n'
@@ -85,7 +85,7 @@ USAGE = {
            '  cat        Afficher les valeurs de tableaux, une par ligne\n'
            '  check      Vérifier que des fichiers sont des fichiers serio valides\n'
            '  checksum   Afficher les sommes de contrôle de fichiers\n'
-           '  convert    Convertir entre fichiers serio et fichiers NumPy .npy et .npz\n'
+           '  convert    Convertir entre fichiers serio et fichiers .npy, .npz et .safetensors\n'
            '  diff       Comparer deux fichiers serio bit pour bit\n'
            '  info       Décrire les tableaux de fichiers serio\n'
            '  seal       Ajouter un sceau à des fichiers serio sans sceau, sur place\n'
@@ -193,6 +193,28 @@ class TranslationTests(unittest.TestCase):
         out, err = self.run_serio('--help', status=0)
         self.assertEqual(out, self.expect(USAGE))
         self.assertEqual(err, '')
+
+    def test_convert_help_names_safetensors(self):
+        # The opening and the .safetensors paragraph of the convert help, as
+        # translated: the catalogues follow the help when it changes.
+        out, err = self.run_serio('convert', '--help', status=0)
+        self.assertEqual(err, '')
+        self.assertIn(self.expect({
+            'en': '\nConvert NumPy .npy and .npz files and Hugging Face .safetensors files\n'
+                  'to serio files, and serio files to them, bit for bit (but a bundle\n',
+            'de': '\nNumPy-.npy- und -.npz-Dateien und Hugging-Face-.safetensors-Dateien in\n'
+                  'serio-Dateien umwandeln und serio-Dateien in solche, Bit für Bit (nur\n',
+            'fr': '\nConvertir des fichiers NumPy .npy et .npz et des fichiers Hugging Face\n'
+                  '.safetensors en fichiers serio, et des fichiers serio en ces formats,\n',
+        }), out)
+        self.assertIn(self.expect({
+            'en': 'C64 are refused); each key of “__metadata__” as a record\n'
+                  '“serio.metadata.KEY” of the value\'s UTF-8 bytes, and back. The header\n',
+            'de': 'Schlüssel von »__metadata__« als Datensatz »serio.metadata.SCHLÜSSEL«\n'
+                  'aus den UTF-8-Bytes des Werts, und zurück. Der Kopf wird streng\n',
+            'fr': f'de «{NB}__metadata__{NB}» en enregistrement «{NB}serio.metadata.CLÉ{NB}» des octets\n'
+                  f'UTF-8 de la valeur, et inversement. L’en-tête est lu strictement{NB}: ce\n',
+        }), out)
 
     def test_command_help(self):
         # GOption lays out the help and translates its own words from GLib's
