@@ -148,11 +148,11 @@ def savetxt_write(arr):
 
 CODECS = [
     Codec("libserio", "append_bytes + to_string / from_string + get_bytes + frombuffer",
-          lambda arr: serio_bundle(arr).to_string(),
-          lambda text: serio_values(Serio.Bundle.from_string(text))),
+          lambda arr: serio_bundle(arr).to_string(Serio.SaveFlags.PLAIN),
+          lambda text: serio_values(Serio.Bundle.new_from_string(text))),
     Codec("libserio-bytes", "append_bytes + to_bytes / from_bytes + get_bytes + frombuffer",
-          lambda arr: serio_bundle(arr).to_bytes(),
-          lambda data: serio_values(Serio.Bundle.from_bytes(data))),
+          lambda arr: serio_bundle(arr).to_bytes(Serio.SaveFlags.PLAIN),
+          lambda data: serio_values(Serio.Bundle.new_from_bytes(data))),
     Codec("json", "json.dumps(arr.tolist()) / numpy.array(json.loads())",
           lambda arr: json.dumps(arr.tolist()),
           lambda text: numpy.array(json.loads(text), numpy.float64)),

@@ -289,7 +289,7 @@ run_child (Op          op,
   switch (op)
     {
     case OP_SAVE_TO_FILE:
-      result.ok = serio_bundle_save_to_file (bundle, file, NULL, &error);
+      result.ok = serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error);
       break;
 
     case OP_WRITE_TO_STREAM:
@@ -315,7 +315,7 @@ run_child (Op          op,
       break;
 
     case OP_FROM_FILE:
-      bundle = serio_bundle_from_file (file, NULL, &error);
+      bundle = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error);
       result.ok = bundle != NULL && serio_bundle_get_n_arrays (bundle) == 1;
       break;
 
@@ -346,13 +346,13 @@ run_child (Op          op,
       {
         g_autoptr(GBytes) contents = load_file (path, &error);
 
-        bundle = contents != NULL ? serio_bundle_from_bytes (contents, &error) : NULL;
+        bundle = contents != NULL ? serio_bundle_new_from_bytes (contents, &error) : NULL;
         result.ok = bundle != NULL;
       }
       break;
 
     case OP_TO_BYTES:
-      text = serio_bundle_to_bytes (bundle);
+      text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
       result.ok = g_bytes_get_size (text) > n;
       break;
 
@@ -362,7 +362,7 @@ run_child (Op          op,
 
     case OP_PARSE_BYTES:
       {
-        g_autoptr(SerioBundle) parsed = text != NULL ? serio_bundle_from_bytes (text, &error) : NULL;
+        g_autoptr(SerioBundle) parsed = text != NULL ? serio_bundle_new_from_bytes (text, &error) : NULL;
 
         result.ok = parsed != NULL && serio_bundle_get_n_arrays (parsed) == 1;
       }

@@ -263,7 +263,7 @@ serio_write (gpointer      prepared,
              gsize         n,
              Output       *out)
 {
-  output_take (out, serio_bundle_to_string (prepared), SIZE_IS_STRLEN, g_free);
+  output_take (out, serio_bundle_to_string (prepared, SERIO_SAVE_FLAGS_PLAIN), SIZE_IS_STRLEN, g_free);
 }
 
 static gboolean
@@ -273,7 +273,7 @@ serio_read (const char  *data,
             Output      *out,
             GError     **error)
 {
-  SerioBundle *bundle = serio_bundle_from_string (data, error);
+  SerioBundle *bundle = serio_bundle_new_from_string (data, error);
   gsize n_values = 0;
 
   if (bundle == NULL)
@@ -305,7 +305,7 @@ serio_sealed_write (gpointer      prepared,
                     Output       *out)
 {
   gsize size;
-  gpointer data = g_bytes_unref_to_data (serio_bundle_to_sealed_bytes (prepared), &size);
+  gpointer data = g_bytes_unref_to_data (serio_bundle_to_bytes (prepared, SERIO_SAVE_FLAGS_NONE), &size);
 
   output_take (out, data, size, g_free);
 }
@@ -318,7 +318,7 @@ serio_sealed_read (const char  *data,
                    GError     **error)
 {
   g_autoptr(GBytes) bytes = g_bytes_new_static (data, size);
-  SerioBundle *bundle = serio_bundle_from_bytes (bytes, error);
+  SerioBundle *bundle = serio_bundle_new_from_bytes (bytes, error);
   gsize n_values = 0;
 
   if (bundle == NULL)
@@ -637,9 +637,9 @@ memcpy_read (const char  *data,
 }
 
 static const Codec codecs[] = {
-  { "libserio", "serio_bundle_to_string / serio_bundle_from_string",
+  { "libserio", "serio_bundle_to_string / serio_bundle_new_from_string",
     serio_prepare, g_object_unref, serio_write, serio_read },
-  { "libserio-sealed", "serio_bundle_to_sealed_bytes / serio_bundle_from_bytes (XXH3-64 seal)",
+  { "libserio-sealed", "serio_bundle_to_bytes / serio_bundle_new_from_bytes (XXH3-64 seal)",
     serio_prepare, g_object_unref, serio_sealed_write, serio_sealed_read },
   { "printf-17g", "snprintf \"%.17g\" / strtod",
     NULL, NULL, g17_write, strtod_read },
@@ -912,7 +912,7 @@ static void
 parse_and_free (gpointer data)
 {
   g_autoptr(GError) error = NULL;
-  SerioBundle *bundle = serio_bundle_from_string (data, &error);
+  SerioBundle *bundle = serio_bundle_new_from_string (data, &error);
 
   g_assert_no_error (error);
   g_object_unref (bundle);
@@ -921,7 +921,7 @@ parse_and_free (gpointer data)
 static void
 serialize_and_free (gpointer data)
 {
-  g_free (serio_bundle_to_string (data));
+  g_free (serio_bundle_to_string (data, SERIO_SAVE_FLAGS_PLAIN));
 }
 
 static void
@@ -934,7 +934,7 @@ print_memory (const double *values,
   double mib = 1024.0 * 1024.0;
 
   serio_bundle_append (bundle, "w", values, n);
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
 
   to_peak = peak_growth (serialize_and_free, bundle);
   from_peak = peak_growth (parse_and_free, text);
@@ -1339,16 +1339,16 @@ time_thread_op (ThreadOp     op,
   switch (op)
     {
     case OP_TO_BYTES:
-      bytes = serio_bundle_to_bytes (bundle);
+      bytes = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
       break;
     case OP_FROM_BYTES:
-      ok = (back = serio_bundle_from_bytes (text, &error)) != NULL;
+      ok = (back = serio_bundle_new_from_bytes (text, &error)) != NULL;
       break;
     case OP_SAVE:
-      ok = serio_bundle_save_to_file (bundle, file, NULL, &error);
+      ok = serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error);
       break;
     case OP_FROM_FILE:
-      ok = (back = serio_bundle_from_file (file, NULL, &error)) != NULL;
+      ok = (back = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error)) != NULL;
       break;
     case OP_FLOOR:
     case N_OPS:
@@ -1395,7 +1395,7 @@ print_threads (void)
   floor_path = g_build_filename (dir, "floor", NULL);
   file = g_file_new_for_path (path);
   serio_bundle_append (bundle, "w", values, THREADS_N);
-  text = serio_bundle_to_bytes (bundle);
+  text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
 
   /* A first round, untimed: the first touch of fresh memory costs a
    * virtual machine's kernel far more than later ones. */

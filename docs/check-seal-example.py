@@ -55,7 +55,7 @@ def main():
         if quoted not in section:
             fail('the page does not say %r' % quoted)
 
-    bundle = Serio.Bundle.from_bytes(GLib.Bytes.new(example))
+    bundle = Serio.Bundle.new_from_bytes(GLib.Bytes.new(example))
     expected = [('dense.w', [0.1, -0.0, float('inf')]), ('dense.b', [-1.25])]
     if bundle.get_n_arrays() != len(expected):
         fail('libserio reads %d arrays' % bundle.get_n_arrays())
@@ -66,7 +66,7 @@ def main():
 
     damaged = example.replace(b'3602879701896397p-55', b'3602879701896399p-55')
     try:
-        Serio.Bundle.from_bytes(GLib.Bytes.new(damaged))
+        Serio.Bundle.new_from_bytes(GLib.Bytes.new(damaged))
     except GLib.Error as e:
         if not e.matches(Serio.Error.quark(), Serio.Error.INTEGRITY):
             fail('a changed digit gave %s, not INTEGRITY' % e)

@@ -39,7 +39,7 @@ files and Hugging Face
 files. It reads files exactly as the library does, so a file that
 .B serio check
 accepts is one that
-.BR serio_bundle_from_file ()
+.BR serio_bundle_new_from_file ()
 loads.
 .PP
 .B serio \-\-help

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* fuzz-parse.c: arbitrary bytes into serio_bundle_from_bytes()
+/* fuzz-parse.c: arbitrary bytes into serio_bundle_new_from_bytes()
  *
  * Copyright 2026 The libserio authors
  *
@@ -65,7 +65,7 @@ check_bundle (SerioBundle   *bundle,
               const uint8_t *data,
               size_t         size)
 {
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_autoptr(GByteArray) expected = NULL;
   g_autoptr(SerioBundle) again = NULL;
   gsize text_len;
@@ -115,14 +115,14 @@ check_bundle (SerioBundle   *bundle,
       (text_len > 0 && memcmp (text_data, expected->data, text_len) != 0))
     violation ("to_bytes (from_bytes (s)) differs from s with CR LF → LF and blank lines dropped");
 
-  again = serio_bundle_from_bytes (text, NULL);
+  again = serio_bundle_new_from_bytes (text, NULL);
   if (again == NULL || !serio_bundle_equal (bundle, again))
     violation ("the canonical text does not read back into an equal bundle");
 
   if (sealed)
     {
-      g_autoptr(GBytes) resealed = serio_bundle_to_sealed_bytes (bundle);
-      g_autoptr(SerioBundle) from_sealed = serio_bundle_from_bytes (resealed, NULL);
+      g_autoptr(GBytes) resealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
+      g_autoptr(SerioBundle) from_sealed = serio_bundle_new_from_bytes (resealed, NULL);
 
       if (from_sealed == NULL || !serio_bundle_equal (bundle, from_sealed))
         violation ("a sealed text, sealed again, does not read back into an equal bundle");
@@ -136,7 +136,7 @@ parse (const uint8_t  *data,
 {
   g_autoptr(GBytes) bytes = g_bytes_new_static (data, size);
 
-  return serio_bundle_from_bytes (bytes, error);
+  return serio_bundle_new_from_bytes (bytes, error);
 }
 
 /* The error is the first problem met reading front to back, and records

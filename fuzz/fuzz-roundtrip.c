@@ -148,7 +148,7 @@ check_sealed (SerioBundle   *bundle,
               const uint8_t *data,
               size_t         size)
 {
-  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(SerioBundle) back = NULL;
   g_autoptr(GError) error = NULL;
   gsize len;
@@ -164,7 +164,7 @@ check_sealed (SerioBundle   *bundle,
   pos = choice % len;
   byte = (char) (choice >> 24);
 
-  back = serio_bundle_from_bytes (sealed, &error);
+  back = serio_bundle_new_from_bytes (sealed, &error);
   if (back == NULL)
     violation ("the sealed text does not parse: %s", error->message);
   check_bundle (back, expected);
@@ -175,7 +175,7 @@ check_sealed (SerioBundle   *bundle,
   damaged_bytes = g_bytes_new_static (damaged, len);
   g_clear_object (&back);
   g_clear_error (&error);
-  back = serio_bundle_from_bytes (damaged_bytes, &error);
+  back = serio_bundle_new_from_bytes (damaged_bytes, &error);
   if (back != NULL)
     violation ("a sealed text with byte %" G_GSIZE_FORMAT " changed loaded", pos);
   if (error == NULL || error->domain != SERIO_ERROR)
@@ -235,15 +235,15 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
 
   check_bundle (bundle, expected);
 
-  text = serio_bundle_to_string (bundle);
-  again = serio_bundle_from_string (text, &error);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
+  again = serio_bundle_new_from_string (text, &error);
   if (again == NULL)
     violation ("the text does not parse: %s", error->message);
   check_bundle (again, expected);
   if (!serio_bundle_equal (bundle, again))
     violation ("the bundles differ after to_string and from_string");
 
-  text_again = serio_bundle_to_string (again);
+  text_again = serio_bundle_to_string (again, SERIO_SAVE_FLAGS_PLAIN);
   if (strcmp (text, text_again) != 0)
     violation ("equal bundles give different texts");
 

@@ -14,6 +14,7 @@
 #include "serio-codec.h"
 #include "serio-private.h"
 #include "serio-stream-private.h"
+#include "serio-task-private.h"
 
 /* Short arrays are packed into shared blocks of this many values, so that
  * a text of many tiny records does not cost an allocation each. */
@@ -119,10 +120,12 @@ read_short_array (SerioReader   *reader,
 
 SerioBundle *
 _serio_bundle_load (SerioReader   *reader,
-                    guint64        size_bound,
                     GCancellable  *cancellable,
                     GError       **error)
 {
+  /* A file's size bounds the values any array can have, so that an array
+   * gets its room at once rather than growing into it. */
+  guint64 size_bound = serio_reader_get_size (reader);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   Slab slab = { NULL, NULL, 0 };
   GError *local_error = NULL;
@@ -179,7 +182,7 @@ _serio_bundle_load (SerioReader   *reader,
  *
  * Reads v1 text (sealed or plain) from @stream up to its end and parses it
  * into a new bundle, with the rules and errors of
- * [ctor@Serio.Bundle.from_bytes]; a sealed text is verified.
+ * [ctor@Serio.Bundle.new_from_bytes]; a sealed text is verified.
  *
  * The text is read through a [class@Serio.Reader], so that loading needs
  * memory for the values, not for the text. The stream is not closed.
@@ -195,27 +198,46 @@ serio_bundle_new_from_stream (GInputStream  *stream,
                               GError       **error)
 {
   g_autoptr(SerioReader) reader = NULL;
-  guint64 size_bound = 0;
 
   g_return_val_if_fail (G_IS_INPUT_STREAM (stream), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  /* A file's size bounds the values any array can have, so that an array
-   * gets its room at once rather than growing into it. */
-  if (G_IS_FILE_INPUT_STREAM (stream))
-    {
-      g_autoptr(GFileInfo) info =
-        g_file_input_stream_query_info (G_FILE_INPUT_STREAM (stream),
-                                        G_FILE_ATTRIBUTE_STANDARD_SIZE, cancellable, NULL);
-
-      if (info != NULL && g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_STANDARD_SIZE))
-        size_bound = (guint64) g_file_info_get_size (info);
-    }
-
   reader = serio_reader_new (stream);
 
-  return _serio_bundle_load (reader, size_bound, cancellable, error);
+  return _serio_bundle_load (reader, cancellable, error);
+}
+
+/**
+ * serio_bundle_new_from_reader: (constructor)
+ * @reader: a reader
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Reads the arrays of @reader that follow the current one (all of them
+ * for a new reader) to the end of its text into a new bundle, as
+ * [ctor@Serio.Bundle.new_from_stream] reads a stream.
+ *
+ * This is the load for a reader set up beforehand: one from
+ * [ctor@Serio.Reader.new_for_file], one with a progress callback
+ * ([method@Serio.Reader.set_progress_callback]), or one whose failure is
+ * to be located afterwards with [method@Serio.Reader.get_error_line] and
+ * [method@Serio.Reader.get_error_value_index], as bindings that lose a
+ * #GError's location do (PyGObject). The reader is at its end afterwards;
+ * its stream is not closed.
+ *
+ * Returns: (transfer full): a new bundle, or %NULL with @error set
+ */
+SerioBundle *
+serio_bundle_new_from_reader (SerioReader   *reader,
+                              GCancellable  *cancellable,
+                              GError       **error)
+{
+  g_return_val_if_fail (SERIO_IS_READER (reader), NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  return _serio_bundle_load (reader, cancellable, error);
 }
 
 static void
@@ -264,7 +286,7 @@ serio_bundle_new_from_stream_async (GInputStream        *stream,
   g_task_set_source_tag (task, serio_bundle_new_from_stream_async);
   g_task_set_priority (task, io_priority);
   g_task_set_task_data (task, g_object_ref (stream), g_object_unref);
-  g_task_run_in_thread (task, new_from_stream_thread);
+  _serio_task_run_in_thread (task, new_from_stream_thread);
 }
 
 /**
@@ -297,10 +319,10 @@ serio_bundle_new_from_stream_finish (GAsyncResult  *result,
  * @error: return location for a #GError
  *
  * Writes the text of the bundle to @stream through a
- * [class@Serio.Writer]: sealed by default, exactly
- * [method@Serio.Bundle.to_sealed_bytes]; with %SERIO_SAVE_FLAGS_PLAIN,
- * exactly [method@Serio.Bundle.to_bytes]. The text is never held in
- * memory whole: it goes out through a buffer of a few megabytes at most.
+ * [class@Serio.Writer]: exactly what [method@Serio.Bundle.to_bytes] gives
+ * with the same @flags, sealed unless they hold %SERIO_SAVE_FLAGS_PLAIN.
+ * The text is never held in memory whole: it goes out through a buffer of
+ * a few megabytes at most.
  *
  * The stream is flushed, not closed, so that more may follow the text.
  * If writing fails, what the stream received is an incomplete text, which
@@ -317,28 +339,79 @@ serio_bundle_write_to_stream (SerioBundle     *self,
                               GError         **error)
 {
   g_autoptr(SerioWriter) writer = NULL;
-  guint n_arrays;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (G_IS_OUTPUT_STREAM (stream), FALSE);
+  g_return_val_if_fail ((flags & ~SERIO_SAVE_FLAGS_PLAIN) == 0, FALSE);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  writer = flags & SERIO_SAVE_FLAGS_PLAIN ? serio_writer_new_plain (stream) : serio_writer_new (stream);
+  writer = serio_writer_new (stream, flags);
   _serio_writer_keep_stream_open (writer);
 
-  n_arrays = serio_bundle_get_n_arrays (self);
+  return _serio_bundle_write (self, writer, cancellable, NULL, NULL, error);
+}
+
+/* Values go to the writer this many at a time, so that a save of one
+ * large array reports its progress: 8 MiB of values, which the writer
+ * still formats with all its threads. */
+#define PROGRESS_VALUES (1024 * 1024)
+
+gboolean
+_serio_bundle_write (SerioBundle           *self,
+                     SerioWriter           *writer,
+                     GCancellable          *cancellable,
+                     SerioProgressCallback  progress,
+                     gpointer               progress_data,
+                     GError               **error)
+{
+  guint n_arrays = serio_bundle_get_n_arrays (self);
+  guint64 total = 0, done = 0;
+
+  for (guint i = 0; i < n_arrays; i++)
+    {
+      gsize n_values;
+
+      (void) serio_bundle_get_values (self, i, &n_values);
+      total += (guint64) n_values * sizeof (double);
+    }
+
   for (guint i = 0; i < n_arrays; i++)
     {
       gsize n_values;
       const double *values = serio_bundle_get_values (self, i, &n_values);
+      const char *name = serio_bundle_get_name (self, i);
 
-      if (!serio_writer_write_array (writer, serio_bundle_get_name (self, i), values, n_values,
-                                     cancellable, error))
-        return FALSE;
+      if (progress == NULL || n_values <= PROGRESS_VALUES)
+        {
+          if (!serio_writer_write_array (writer, name, values, n_values, cancellable, error))
+            return FALSE;
+        }
+      else
+        {
+          if (!serio_writer_begin_array (writer, name, n_values, cancellable, error))
+            return FALSE;
+          for (gsize at = 0; at < n_values; at += PROGRESS_VALUES)
+            {
+              gsize n = MIN (PROGRESS_VALUES, n_values - at);
+
+              if (!serio_writer_add_values (writer, values + at, n, cancellable, error))
+                return FALSE;
+              if (at + n < n_values)
+                progress (done + (guint64) (at + n) * sizeof (double), total, progress_data);
+            }
+        }
+      done += (guint64) n_values * sizeof (double);
+      if (progress != NULL && n_values > 0)
+        progress (done, total, progress_data);
     }
 
-  return serio_writer_finish (writer, cancellable, error);
+  if (!serio_writer_end (writer, cancellable, error))
+    return FALSE;
+  if (progress != NULL && total == 0)
+    progress (0, 0, progress_data);
+
+  return TRUE;
 }
 
 typedef struct
@@ -371,24 +444,6 @@ write_thread (GTask        *task,
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
-}
-
-/* A bundle sharing @self's values, which never change, so that the
- * bundle is written as it was when the write started. */
-static SerioBundle *
-snapshot (SerioBundle *self)
-{
-  SerioBundle *copy = serio_bundle_new ();
-  guint n_arrays = serio_bundle_get_n_arrays (self);
-
-  for (guint i = 0; i < n_arrays; i++)
-    {
-      g_autoptr(GBytes) values = serio_bundle_get_bytes (self, i);
-
-      serio_bundle_append_bytes (copy, serio_bundle_get_name (self, i), values);
-    }
-
-  return copy;
 }
 
 /**
@@ -425,7 +480,7 @@ serio_bundle_write_to_stream_async (SerioBundle         *self,
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
   write = g_new0 (WriteData, 1);
-  write->snapshot = snapshot (self);
+  write->snapshot = _serio_bundle_snapshot (self);
   write->stream = g_object_ref (stream);
   write->flags = flags;
 
@@ -433,7 +488,7 @@ serio_bundle_write_to_stream_async (SerioBundle         *self,
   g_task_set_source_tag (task, serio_bundle_write_to_stream_async);
   g_task_set_priority (task, io_priority);
   g_task_set_task_data (task, write, write_data_free);
-  g_task_run_in_thread (task, write_thread);
+  _serio_task_run_in_thread (task, write_thread);
 }
 
 /**

@@ -13,6 +13,7 @@
 #include <gio/gio.h>
 
 #include "serio-bundle.h"
+#include "serio-reader.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
@@ -20,7 +21,11 @@ G_BEGIN_DECLS
 SERIO_AVAILABLE_IN_ALL
 SerioBundle  *serio_bundle_new_from_stream          (GInputStream         *stream,
                                                      GCancellable         *cancellable,
-                                                     GError              **error);
+                                                     GError              **error) G_GNUC_WARN_UNUSED_RESULT;
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_new_from_reader          (SerioReader          *reader,
+                                                     GCancellable         *cancellable,
+                                                     GError              **error) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 void          serio_bundle_new_from_stream_async    (GInputStream         *stream,
                                                      int                   io_priority,
@@ -29,7 +34,7 @@ void          serio_bundle_new_from_stream_async    (GInputStream         *strea
                                                      gpointer              user_data);
 SERIO_AVAILABLE_IN_ALL
 SerioBundle  *serio_bundle_new_from_stream_finish   (GAsyncResult         *result,
-                                                     GError              **error);
+                                                     GError              **error) G_GNUC_WARN_UNUSED_RESULT;
 
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_bundle_write_to_stream          (SerioBundle          *self,

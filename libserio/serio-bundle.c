@@ -19,6 +19,7 @@
 #include "serio-stream-private.h"
 #include "serio-save.h"
 #include "serio-shape.h"
+#include "serio-task-private.h"
 #include "serio-workers.h"
 
 /**
@@ -53,23 +54,27 @@
  * name becomes `_`, and every NaN becomes the default quiet NaN (bits
  * `0x7FF8000000000000`), the format's one documented loss.
  *
- * [ctor@Serio.Bundle.from_string], [ctor@Serio.Bundle.from_bytes] and
- * [ctor@Serio.Bundle.from_file] accept only the canonical v1 text that
+ * [ctor@Serio.Bundle.new_from_string], [ctor@Serio.Bundle.new_from_bytes] and
+ * [ctor@Serio.Bundle.new_from_file] accept only the canonical v1 text that
  * [method@Serio.Bundle.to_string] produces (plus CR LF line ends and blank
  * lines), and fail with a [error@Serio.Error] on anything else: they never
  * return part of a bundle.
  *
  * ## Sealed texts
  *
- * [method@Serio.Bundle.save_to_file] writes a *sealed* text: plain v1 with
+ * Every call that writes text writes a *sealed* text unless given
+ * %SERIO_SAVE_FLAGS_PLAIN (see #SerioSaveFlags): plain v1 with
  * an opening record `v1|serio.sealed|1|1` and a closing record
  * `v1|serio.seal|3|…` holding the number of records and an XXH3-64 hash of
  * the text. Every reader verifies a sealed text and strips the two records,
  * so that a changed digit, a lost, doubled or swapped line, or a file cut
  * at a record boundary is reported rather than loaded as other weights.
- * [method@Serio.Bundle.to_string] and [method@Serio.Bundle.to_bytes] give
- * plain text; [method@Serio.Bundle.to_sealed_bytes] gives sealed text in
- * memory.
+ * The rule is the same for memory ([method@Serio.Bundle.to_bytes],
+ * [method@Serio.Bundle.to_string]), streams
+ * ([method@Serio.Bundle.write_to_stream]) and files
+ * ([method@Serio.Bundle.save_to_file]); plain text is for readers that
+ * need it (a v1 reader that does not know seals sees the two records as
+ * arrays).
  *
  * ## Threads
  *
@@ -354,7 +359,7 @@ _serio_bundle_add_read_array (SerioBundle  *self,
 }
 
 /**
- * serio_bundle_from_string: (constructor)
+ * serio_bundle_new_from_string: (constructor)
  * @text: v1 text, as made by [method@Serio.Bundle.to_string]
  * @error: return location for a #GError
  *
@@ -368,17 +373,17 @@ _serio_bundle_add_read_array (SerioBundle  *self,
  * fails with a [error@Serio.Error] whose message names the line and, for a
  * value, its index and text. No partial bundle is ever returned.
  *
- * A sealed text (see [method@Serio.Bundle.to_sealed_bytes]) is verified
+ * A sealed text (see [method@Serio.Bundle.to_bytes]) is verified
  * against its seal, which is not part of the bundle; damage that leaves
  * valid v1 fails with %SERIO_ERROR_INTEGRITY or %SERIO_ERROR_TRUNCATED.
  * Plain text cannot be verified and is read as it is.
  *
- * Use [ctor@Serio.Bundle.from_bytes] for data that is not NUL-terminated.
+ * Use [ctor@Serio.Bundle.new_from_bytes] for data that is not NUL-terminated.
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
  */
 SerioBundle *
-serio_bundle_from_string (const char  *text,
+serio_bundle_new_from_string (const char  *text,
                           GError     **error)
 {
   g_return_val_if_fail (text != NULL, NULL);
@@ -388,18 +393,18 @@ serio_bundle_from_string (const char  *text,
 }
 
 /**
- * serio_bundle_from_bytes: (constructor)
+ * serio_bundle_new_from_bytes: (constructor)
  * @bytes: v1 text; it needs no terminating NUL
  * @error: return location for a #GError
  *
  * Parses the v1 text in @bytes into a new bundle, with the same rules as
- * [ctor@Serio.Bundle.from_string]. A NUL byte anywhere in @bytes is a
+ * [ctor@Serio.Bundle.new_from_string]. A NUL byte anywhere in @bytes is a
  * %SERIO_ERROR_SYNTAX error.
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
  */
 SerioBundle *
-serio_bundle_from_bytes (GBytes  *bytes,
+serio_bundle_new_from_bytes (GBytes  *bytes,
                          GError **error)
 {
   gconstpointer data;
@@ -531,83 +536,71 @@ serialize (SerioBundle *self,
 /**
  * serio_bundle_to_string:
  * @self: a #SerioBundle
+ * @flags: %SERIO_SAVE_FLAGS_NONE for a sealed text, %SERIO_SAVE_FLAGS_PLAIN
+ *   for plain v1
  *
  * Serialises the bundle to v1 text: one line per array, in order, each
  * ending in a line feed, with every value written as its one canonical
- * token. The empty bundle gives the empty string.
+ * token, and sealed unless @flags holds %SERIO_SAVE_FLAGS_PLAIN, as
+ * [method@Serio.Bundle.to_bytes] does. The empty bundle gives the empty
+ * string as plain text.
  *
  * The output is deterministic (equal bundles give identical strings), does
  * not depend on the locale, and reads back with
- * [ctor@Serio.Bundle.from_string] into a bundle for which
+ * [ctor@Serio.Bundle.new_from_string] into a bundle for which
  * [method@Serio.Bundle.equal] holds.
  *
  * Returns: (transfer full): the v1 text of the bundle
  */
 char *
-serio_bundle_to_string (SerioBundle *self)
+serio_bundle_to_string (SerioBundle    *self,
+                        SerioSaveFlags  flags)
 {
   gsize len;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail ((flags & ~SERIO_SAVE_FLAGS_PLAIN) == 0, NULL);
 
-  return serialize (self, FALSE, &len);
+  return serialize (self, (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, &len);
 }
 
 /**
  * serio_bundle_to_bytes:
  * @self: a #SerioBundle
+ * @flags: %SERIO_SAVE_FLAGS_NONE for a sealed text, %SERIO_SAVE_FLAGS_PLAIN
+ *   for plain v1
  *
- * Serialises the bundle like [method@Serio.Bundle.to_string], into a
- * #GBytes that holds the text without a terminating NUL: ready to write to
- * a stream or to checksum with [func@Serio.checksum_bytes].
+ * Serialises the bundle into a #GBytes that holds the text without a
+ * terminating NUL: ready to write to a stream or to checksum with
+ * [func@Serio.compute_checksum_for_bytes].
  *
- * Returns: (transfer full): the v1 text of the bundle
+ * Like every call that writes text (see #SerioSaveFlags), it writes a
+ * sealed text unless @flags holds %SERIO_SAVE_FLAGS_PLAIN: the v1 text of
+ * the arrays between an opening record `v1|serio.sealed|1|1` and a closing
+ * record `v1|serio.seal|3|…` that holds the number of records and an
+ * XXH3-64 hash of every byte before it. A sealed text is still plain v1,
+ * but every reader of this library verifies it: a changed digit, a lost,
+ * doubled or reordered line, or a text cut short anywhere fails with
+ * %SERIO_ERROR_INTEGRITY or %SERIO_ERROR_TRUNCATED instead of loading as
+ * other values. Plain text (one line per array and nothing else) is for
+ * readers that need it.
+ *
+ * [ctor@Serio.Bundle.new_from_bytes] reads either back into a bundle for
+ * which [method@Serio.Bundle.equal] holds.
+ *
+ * Returns: (transfer full): the text of the bundle
  */
 GBytes *
-serio_bundle_to_bytes (SerioBundle *self)
+serio_bundle_to_bytes (SerioBundle    *self,
+                       SerioSaveFlags  flags)
 {
   gsize len;
   char *text;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
+  g_return_val_if_fail ((flags & ~SERIO_SAVE_FLAGS_PLAIN) == 0, NULL);
 
-  text = serialize (self, FALSE, &len);
-
-  return g_bytes_new_take (text, len);
-}
-
-/**
- * serio_bundle_to_sealed_bytes:
- * @self: a #SerioBundle
- *
- * Serialises the bundle to a sealed text: the v1 text of
- * [method@Serio.Bundle.to_bytes] between an opening record
- * `v1|serio.sealed|1|1` and a closing record `v1|serio.seal|3|…` that holds
- * the number of records and an XXH3-64 hash of every byte before it.
- *
- * A sealed text is still plain v1, but every reader of this library
- * verifies it: a changed digit, a lost, doubled or reordered line, or a text
- * cut short anywhere fails with %SERIO_ERROR_INTEGRITY or
- * %SERIO_ERROR_TRUNCATED instead of loading as other values. Use it where
- * the text is stored away from a file, such as in a database column or a
- * key-value store; [method@Serio.Bundle.save_to_file] seals files by
- * itself.
- *
- * [ctor@Serio.Bundle.from_bytes] reads it back into a bundle for which
- * [method@Serio.Bundle.equal] holds.
- *
- * Returns: (transfer full): the sealed text of the bundle, without a
- *   terminating NUL
- */
-GBytes *
-serio_bundle_to_sealed_bytes (SerioBundle *self)
-{
-  gsize len;
-  char *text;
-
-  g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
-
-  text = serialize (self, TRUE, &len);
+  text = serialize (self, (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, &len);
 
   return g_bytes_new_take (text, len);
 }
@@ -976,32 +969,42 @@ serio_bundle_equal (SerioBundle *a,
 /* ------------------------------------------------------------------ */
 
 /**
- * serio_bundle_from_file: (constructor)
+ * serio_bundle_new_from_file: (constructor)
  * @file: the file to read
  * @cancellable: (nullable): a #GCancellable
+ * @progress_callback: (nullable) (scope call) (closure progress_callback_data):
+ *   called as the file is read, or %NULL
+ * @progress_callback_data: (nullable): the data to pass to @progress_callback
  * @error: return location for a #GError
  *
- * Reads @file and parses it like [ctor@Serio.Bundle.from_bytes]. The file
- * is read through a [class@Serio.Reader] (see
- * [ctor@Serio.Bundle.new_from_stream]), so that loading needs memory for
- * the values, not for the text.
+ * Reads @file and parses it like [ctor@Serio.Bundle.new_from_bytes]. The
+ * file is read through a [class@Serio.Reader] (see
+ * [ctor@Serio.Reader.new_for_file]), so that loading needs memory for the
+ * values, not for the text.
+ *
+ * If @progress_callback is not %NULL, it is called in this thread after
+ * each read of up to a megabyte, with `done` the bytes of the file read so
+ * far and `total` the size of the file (0 if that is not known, as for a
+ * pipe); a file read to its end reports `done` equal to `total` last.
  *
  * Failing to read the file gives a %G_IO_ERROR (such as
  * %G_IO_ERROR_NOT_FOUND or %G_IO_ERROR_IS_DIRECTORY); bad contents give a
  * [error@Serio.Error] whose message starts with the file's parse name
  * (`weights.serio: Line 4: …`) and which carries the location like the
- * errors of [ctor@Serio.Bundle.from_bytes]
+ * errors of [ctor@Serio.Bundle.new_from_bytes]
  * ([func@Serio.Error.get_line]). This blocks: GUI applications should use
- * [func@Serio.Bundle.from_file_async].
+ * [func@Serio.Bundle.new_from_file_async].
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
  */
 SerioBundle *
-serio_bundle_from_file (GFile         *file,
-                        GCancellable  *cancellable,
-                        GError       **error)
+serio_bundle_new_from_file (GFile                  *file,
+                            GCancellable           *cancellable,
+                            SerioProgressCallback   progress_callback,
+                            gpointer                progress_callback_data,
+                            GError                **error)
 {
-  g_autoptr(GFileInputStream) stream = NULL;
+  g_autoptr(SerioReader) reader = NULL;
   g_autoptr(GError) local_error = NULL;
   SerioBundle *bundle;
 
@@ -1009,11 +1012,13 @@ serio_bundle_from_file (GFile         *file,
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  stream = g_file_read (file, cancellable, error);
-  if (stream == NULL)
+  reader = serio_reader_new_for_file (file, cancellable, error);
+  if (reader == NULL)
     return NULL;
+  if (progress_callback != NULL)
+    serio_reader_set_progress_callback (reader, progress_callback, progress_callback_data, NULL);
 
-  bundle = serio_bundle_new_from_stream (G_INPUT_STREAM (stream), cancellable, &local_error);
+  bundle = _serio_bundle_load (reader, cancellable, &local_error);
   if (bundle == NULL)
     {
       if (local_error->domain == SERIO_ERROR)
@@ -1030,14 +1035,65 @@ serio_bundle_from_file (GFile         *file,
   return bundle;
 }
 
-static void
-from_file_thread (GTask        *task,
-                  gpointer      source_object,
-                  gpointer      task_data,
-                  GCancellable *cancellable)
+typedef struct
 {
+  GFile              *file;
+  SerioBundle        *snapshot;     /* for a save */
+  SerioSaveFlags      flags;
+  SerioProgressRelay *progress;
+} FileData;
+
+static void
+file_data_free (gpointer data)
+{
+  FileData *file_data = data;
+
+  g_clear_object (&file_data->file);
+  g_clear_object (&file_data->snapshot);
+  g_clear_pointer (&file_data->progress, _serio_progress_relay_unref);
+  g_free (file_data);
+}
+
+/* The task of an asynchronous file call, run on a thread of libserio's
+ * own (see serio-task-private.h), reporting progress in the caller's
+ * context. */
+static GTask *
+file_task_new (gpointer               source_object,
+               gpointer               source_tag,
+               GFile                 *file,
+               int                    io_priority,
+               GCancellable          *cancellable,
+               SerioProgressCallback  progress_callback,
+               gpointer               progress_callback_data,
+               GDestroyNotify         progress_callback_notify,
+               GAsyncReadyCallback    callback,
+               gpointer               user_data)
+{
+  GTask *task = g_task_new (source_object, cancellable, callback, user_data);
+  FileData *file_data = g_new0 (FileData, 1);
+
+  g_task_set_source_tag (task, source_tag);
+  g_task_set_priority (task, io_priority);
+  file_data->file = g_object_ref (file);
+  file_data->progress = _serio_progress_relay_new (task, progress_callback, progress_callback_data,
+                                                   progress_callback_notify);
+  g_task_set_task_data (task, file_data, file_data_free);
+
+  return task;
+}
+
+static void
+load_thread (GTask        *task,
+             gpointer      source_object,
+             gpointer      task_data,
+             GCancellable *cancellable)
+{
+  FileData *load = task_data;
   GError *error = NULL;
-  SerioBundle *bundle = serio_bundle_from_file (task_data, cancellable, &error);
+  SerioBundle *bundle =
+    serio_bundle_new_from_file (load->file, cancellable,
+                                load->progress != NULL ? _serio_progress_relay_report : NULL,
+                                load->progress, &error);
 
   if (bundle == NULL)
     g_task_return_error (task, error);
@@ -1046,52 +1102,69 @@ from_file_thread (GTask        *task,
 }
 
 /**
- * serio_bundle_from_file_async:
+ * serio_bundle_new_from_file_async:
  * @file: the file to read
  * @io_priority: the I/O priority of the request, such as
  *   %G_PRIORITY_DEFAULT
  * @cancellable: (nullable): a #GCancellable
+ * @progress_callback: (nullable) (scope notified) (closure progress_callback_data)
+ *   (destroy progress_callback_notify): called as the file is read, or %NULL
+ * @progress_callback_data: (nullable): the data to pass to @progress_callback
+ * @progress_callback_notify: (nullable): frees @progress_callback_data
+ *   once the call no longer needs it
  * @callback: (scope async): called when the bundle is ready
  * @user_data: the data to pass to @callback
  *
  * Reads and parses @file in a worker thread, like
- * [ctor@Serio.Bundle.from_file], without blocking the main loop. Call
- * [func@Serio.Bundle.from_file_finish] from @callback for the result.
+ * [ctor@Serio.Bundle.new_from_file], without blocking the main loop. Call
+ * [func@Serio.Bundle.new_from_file_finish] from @callback for the result.
+ *
+ * @progress_callback, when not %NULL, is called as for
+ * [ctor@Serio.Bundle.new_from_file], but in the thread-default main
+ * context of the thread that called this function, like the progress
+ * callback of [method@Gio.File.copy_async], and every call comes before
+ * @callback.
+ *
+ * The worker thread is one of libserio's own, not one of GLib's shared
+ * pool, so the call also completes in a process forked from one that
+ * used it before.
  */
 void
-serio_bundle_from_file_async (GFile               *file,
-                              int                  io_priority,
-                              GCancellable        *cancellable,
-                              GAsyncReadyCallback  callback,
-                              gpointer             user_data)
+serio_bundle_new_from_file_async (GFile                 *file,
+                                  int                    io_priority,
+                                  GCancellable          *cancellable,
+                                  SerioProgressCallback  progress_callback,
+                                  gpointer               progress_callback_data,
+                                  GDestroyNotify         progress_callback_notify,
+                                  GAsyncReadyCallback    callback,
+                                  gpointer               user_data)
 {
   g_autoptr(GTask) task = NULL;
 
   g_return_if_fail (G_IS_FILE (file));
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  task = g_task_new (NULL, cancellable, callback, user_data);
-  g_task_set_source_tag (task, serio_bundle_from_file_async);
-  g_task_set_priority (task, io_priority);
-  g_task_set_task_data (task, g_object_ref (file), g_object_unref);
-  g_task_run_in_thread (task, from_file_thread);
+  task = file_task_new (NULL, serio_bundle_new_from_file_async, file, io_priority, cancellable,
+                        progress_callback, progress_callback_data, progress_callback_notify,
+                        callback, user_data);
+  _serio_task_run_in_thread (task, load_thread);
 }
 
 /**
- * serio_bundle_from_file_finish:
+ * serio_bundle_new_from_file_finish:
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
- * Finishes [func@Serio.Bundle.from_file_async].
+ * Finishes [func@Serio.Bundle.new_from_file_async].
  *
  * Returns: (transfer full): a new bundle, or %NULL with @error set
  */
 SerioBundle *
-serio_bundle_from_file_finish (GAsyncResult  *result,
-                               GError       **error)
+serio_bundle_new_from_file_finish (GAsyncResult  *result,
+                                   GError       **error)
 {
   g_return_val_if_fail (g_task_is_valid (result, NULL), NULL);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == serio_bundle_from_file_async, NULL);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == serio_bundle_new_from_file_async, NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   return g_task_propagate_pointer (G_TASK (result), error);
@@ -1101,16 +1174,20 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
  * serio_bundle_save_to_file:
  * @self: a #SerioBundle
  * @file: the file to write
+ * @flags: %SERIO_SAVE_FLAGS_NONE for a sealed text, %SERIO_SAVE_FLAGS_PLAIN
+ *   for plain v1
  * @cancellable: (nullable): a #GCancellable
+ * @progress_callback: (nullable) (scope call) (closure progress_callback_data):
+ *   called as the values are written, or %NULL
+ * @progress_callback_data: (nullable): the data to pass to @progress_callback
  * @error: return location for a #GError
  *
- * Writes the bundle to @file as a sealed text, replacing it atomically.
+ * Writes the bundle to @file, replacing it atomically.
  *
- * The file holds the text of [method@Serio.Bundle.to_sealed_bytes]: v1
- * text between two records that let every reader of this library verify
- * it, so that damage is reported instead of loading as other weights. Use
- * [method@Serio.Bundle.save_to_file_full] with %SERIO_SAVE_FLAGS_PLAIN for
- * plain v1 text. The text is written through a [class@Serio.Writer], a few
+ * The file holds the text of [method@Serio.Bundle.to_bytes] with @flags:
+ * unless @flags holds %SERIO_SAVE_FLAGS_PLAIN, a sealed text, v1 text
+ * between two records that let every reader of this library verify it, so
+ * that damage is reported instead of loading as other weights. The text is written through a [class@Serio.Writer], a few
  * megabytes at a time: saving needs no memory for it, however large the
  * bundle.
  *
@@ -1147,41 +1224,29 @@ serio_bundle_from_file_finish (GAsyncResult  *result,
  * Errors are in the %G_IO_ERROR domain and their message names @file,
  * never the temporary file.
  *
+ * If @progress_callback is not %NULL, it is called in this thread as the
+ * values are written, with `done` the bytes of values written so far (8 a
+ * value, a few megabytes at a time) and `total` those of the whole bundle;
+ * the last call, once every value is written and before the file is put
+ * in place, has `done` equal to `total`. The size of the text is not known
+ * before it is written, which is why the values are what is counted.
+ *
  * This blocks: GUI applications should use
  * [method@Serio.Bundle.save_to_file_async].
  *
  * Returns: %TRUE on success, %FALSE with @error set
  */
 gboolean
-serio_bundle_save_to_file (SerioBundle   *self,
-                           GFile         *file,
-                           GCancellable  *cancellable,
-                           GError       **error)
-{
-  return serio_bundle_save_to_file_full (self, file, SERIO_SAVE_FLAGS_NONE, cancellable, error);
-}
-
-/**
- * serio_bundle_save_to_file_full:
- * @self: a #SerioBundle
- * @file: the file to write
- * @flags: how to write the text
- * @cancellable: (nullable): a #GCancellable
- * @error: return location for a #GError
- *
- * Writes the bundle to @file like [method@Serio.Bundle.save_to_file],
- * sealed unless @flags holds %SERIO_SAVE_FLAGS_PLAIN.
- *
- * Returns: %TRUE on success, %FALSE with @error set
- */
-gboolean
-serio_bundle_save_to_file_full (SerioBundle     *self,
-                                GFile           *file,
-                                SerioSaveFlags   flags,
-                                GCancellable    *cancellable,
-                                GError         **error)
+serio_bundle_save_to_file (SerioBundle            *self,
+                           GFile                  *file,
+                           SerioSaveFlags          flags,
+                           GCancellable           *cancellable,
+                           SerioProgressCallback   progress_callback,
+                           gpointer                progress_callback_data,
+                           GError                **error)
 {
   g_autoptr(SerioSave) save = NULL;
+  g_autoptr(SerioWriter) writer = NULL;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (G_IS_FILE (file), FALSE);
@@ -1192,28 +1257,14 @@ serio_bundle_save_to_file_full (SerioBundle     *self,
   /* The text goes through a SerioWriter's bounded buffer: the save needs
    * no memory for the text, whatever the size of the bundle. */
   save = _serio_save_begin (file, cancellable, error);
-  if (save == NULL ||
-      !serio_bundle_write_to_stream (self, _serio_save_get_stream (save), flags, cancellable, error))
+  if (save == NULL)
+    return FALSE;
+  writer = serio_writer_new (_serio_save_get_stream (save), flags);
+  _serio_writer_keep_stream_open (writer);
+  if (!_serio_bundle_write (self, writer, cancellable, progress_callback, progress_callback_data, error))
     return FALSE;
 
   return _serio_save_commit (g_steal_pointer (&save), cancellable, error);
-}
-
-typedef struct
-{
-  SerioBundle    *snapshot;
-  GFile          *file;
-  SerioSaveFlags  flags;
-} SaveData;
-
-static void
-save_data_free (gpointer data)
-{
-  SaveData *save = data;
-
-  g_clear_object (&save->snapshot);
-  g_clear_object (&save->file);
-  g_free (save);
 }
 
 static void
@@ -1222,10 +1273,12 @@ save_thread (GTask        *task,
              gpointer      task_data,
              GCancellable *cancellable)
 {
-  SaveData *save = task_data;
+  FileData *save = task_data;
   GError *error = NULL;
 
-  if (serio_bundle_save_to_file_full (save->snapshot, save->file, save->flags, cancellable, &error))
+  if (serio_bundle_save_to_file (save->snapshot, save->file, save->flags, cancellable,
+                                 save->progress != NULL ? _serio_progress_relay_report : NULL,
+                                 save->progress, &error))
     g_task_return_boolean (task, TRUE);
   else
     g_task_return_error (task, error);
@@ -1233,8 +1286,8 @@ save_thread (GTask        *task,
 
 /* A bundle sharing @self's values, which never change, so that a save in
  * another thread sees the bundle as it was when the save started. */
-static SerioBundle *
-snapshot (SerioBundle *self)
+SerioBundle *
+_serio_bundle_snapshot (SerioBundle *self)
 {
   SerioBundle *copy = serio_bundle_new ();
 
@@ -1256,9 +1309,17 @@ snapshot (SerioBundle *self)
  * serio_bundle_save_to_file_async:
  * @self: a #SerioBundle
  * @file: the file to write
+ * @flags: %SERIO_SAVE_FLAGS_NONE for a sealed text, %SERIO_SAVE_FLAGS_PLAIN
+ *   for plain v1
  * @io_priority: the I/O priority of the request, such as
  *   %G_PRIORITY_DEFAULT
  * @cancellable: (nullable): a #GCancellable
+ * @progress_callback: (nullable) (scope notified) (closure progress_callback_data)
+ *   (destroy progress_callback_notify): called as the values are written,
+ *   or %NULL
+ * @progress_callback_data: (nullable): the data to pass to @progress_callback
+ * @progress_callback_notify: (nullable): frees @progress_callback_data
+ *   once the call no longer needs it
  * @callback: (scope async): called when the file is written
  * @user_data: the data to pass to @callback
  *
@@ -1267,64 +1328,45 @@ snapshot (SerioBundle *self)
  * bundle is saved as it is when this is called: arrays appended afterwards
  * are not part of the save. Call [method@Serio.Bundle.save_to_file_finish]
  * from @callback for the result.
- */
-void
-serio_bundle_save_to_file_async (SerioBundle         *self,
-                                 GFile               *file,
-                                 int                  io_priority,
-                                 GCancellable        *cancellable,
-                                 GAsyncReadyCallback  callback,
-                                 gpointer             user_data)
-{
-  serio_bundle_save_to_file_full_async (self, file, SERIO_SAVE_FLAGS_NONE, io_priority,
-                                        cancellable, callback, user_data);
-}
-
-/**
- * serio_bundle_save_to_file_full_async:
- * @self: a #SerioBundle
- * @file: the file to write
- * @flags: how to write the text
- * @io_priority: the I/O priority of the request, such as
- *   %G_PRIORITY_DEFAULT
- * @cancellable: (nullable): a #GCancellable
- * @callback: (scope async): called when the file is written
- * @user_data: the data to pass to @callback
  *
- * Saves the bundle like [method@Serio.Bundle.save_to_file_full] in a worker
- * thread, as [method@Serio.Bundle.save_to_file_async] does. Call
- * [method@Serio.Bundle.save_to_file_finish] from @callback for the result.
+ * @progress_callback, when not %NULL, is called as for
+ * [method@Serio.Bundle.save_to_file], but in the thread-default main
+ * context of the thread that called this function, like the progress
+ * callback of [method@Gio.File.copy_async], and every call comes before
+ * @callback. The worker thread is one of libserio's own, not one of
+ * GLib's shared pool, so the call also completes in a process forked from
+ * one that used it before.
  */
 void
-serio_bundle_save_to_file_full_async (SerioBundle         *self,
-                                      GFile               *file,
-                                      SerioSaveFlags       flags,
-                                      int                  io_priority,
-                                      GCancellable        *cancellable,
-                                      GAsyncReadyCallback  callback,
-                                      gpointer             user_data)
+serio_bundle_save_to_file_async (SerioBundle           *self,
+                                 GFile                 *file,
+                                 SerioSaveFlags         flags,
+                                 int                    io_priority,
+                                 GCancellable          *cancellable,
+                                 SerioProgressCallback  progress_callback,
+                                 gpointer               progress_callback_data,
+                                 GDestroyNotify         progress_callback_notify,
+                                 GAsyncReadyCallback    callback,
+                                 gpointer               user_data)
 {
   g_autoptr(GTask) task = NULL;
-  SaveData *save;
+  FileData *save;
 
   g_return_if_fail (SERIO_IS_BUNDLE (self));
   g_return_if_fail (G_IS_FILE (file));
   g_return_if_fail ((flags & ~SERIO_SAVE_FLAGS_PLAIN) == 0);
   g_return_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable));
 
-  save = g_new0 (SaveData, 1);
-  save->snapshot = snapshot (self);
-  save->file = g_object_ref (file);
+  task = file_task_new (self, serio_bundle_save_to_file_async, file, io_priority, cancellable,
+                        progress_callback, progress_callback_data, progress_callback_notify,
+                        callback, user_data);
+  save = g_task_get_task_data (task);
+  save->snapshot = _serio_bundle_snapshot (self);
   save->flags = flags;
-
-  task = g_task_new (self, cancellable, callback, user_data);
-  g_task_set_source_tag (task, serio_bundle_save_to_file_full_async);
   /* The save reports what happened to the file: a cancel that comes after
    * the new contents are in place must not turn it into a failure. */
   g_task_set_check_cancellable (task, FALSE);
-  g_task_set_priority (task, io_priority);
-  g_task_set_task_data (task, save, save_data_free);
-  g_task_run_in_thread (task, save_thread);
+  _serio_task_run_in_thread (task, save_thread);
 }
 
 /**
@@ -1333,8 +1375,7 @@ serio_bundle_save_to_file_full_async (SerioBundle         *self,
  * @result: the #GAsyncResult given to the callback
  * @error: return location for a #GError
  *
- * Finishes [method@Serio.Bundle.save_to_file_async] or
- * [method@Serio.Bundle.save_to_file_full_async].
+ * Finishes [method@Serio.Bundle.save_to_file_async].
  *
  * The result is what happened to the file: %TRUE exactly when the new
  * bundle is in place, even if the save's #GCancellable was cancelled after
@@ -1349,7 +1390,7 @@ serio_bundle_save_to_file_finish (SerioBundle   *self,
 {
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
   g_return_val_if_fail (g_task_is_valid (result, self), FALSE);
-  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == serio_bundle_save_to_file_full_async, FALSE);
+  g_return_val_if_fail (g_task_get_source_tag (G_TASK (result)) == serio_bundle_save_to_file_async, FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   return g_task_propagate_boolean (G_TASK (result), error);

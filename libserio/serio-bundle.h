@@ -13,25 +13,10 @@
 #include <gio/gio.h>
 
 #include "serio-dtype.h"
+#include "serio-flags.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
-
-/**
- * SerioSaveFlags:
- * @SERIO_SAVE_FLAGS_NONE: the default: save a sealed text, which every
- *   reader of this library verifies
- * @SERIO_SAVE_FLAGS_PLAIN: save plain v1 text without a seal, as
- *   [method@Serio.Bundle.to_bytes] gives it; damage that leaves valid v1
- *   (a changed digit, a lost line) then goes unnoticed
- *
- * Flags for [method@Serio.Bundle.save_to_file_full].
- */
-typedef enum /*< flags >*/
-{
-  SERIO_SAVE_FLAGS_NONE  = 0,
-  SERIO_SAVE_FLAGS_PLAIN = 1 << 0,
-} SerioSaveFlags;
 
 #define SERIO_TYPE_BUNDLE (serio_bundle_get_type ())
 
@@ -39,19 +24,19 @@ SERIO_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (SerioBundle, serio_bundle, SERIO, BUNDLE, GObject)
 
 SERIO_AVAILABLE_IN_ALL
-SerioBundle  *serio_bundle_new                  (void);
+SerioBundle  *serio_bundle_new                  (void) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
-SerioBundle  *serio_bundle_from_string          (const char           *text,
-                                                 GError              **error);
+SerioBundle  *serio_bundle_new_from_string      (const char           *text,
+                                                 GError              **error) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
-SerioBundle  *serio_bundle_from_bytes           (GBytes               *bytes,
-                                                 GError              **error);
+SerioBundle  *serio_bundle_new_from_bytes       (GBytes               *bytes,
+                                                 GError              **error) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
-char         *serio_bundle_to_string            (SerioBundle          *self);
+char         *serio_bundle_to_string            (SerioBundle          *self,
+                                                 SerioSaveFlags        flags) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
-GBytes       *serio_bundle_to_bytes             (SerioBundle          *self);
-SERIO_AVAILABLE_IN_ALL
-GBytes       *serio_bundle_to_sealed_bytes      (SerioBundle          *self);
+GBytes       *serio_bundle_to_bytes             (SerioBundle          *self,
+                                                 SerioSaveFlags        flags) G_GNUC_WARN_UNUSED_RESULT;
 
 SERIO_AVAILABLE_IN_ALL
 void          serio_bundle_append               (SerioBundle          *self,
@@ -78,7 +63,7 @@ const double *serio_bundle_get_values           (SerioBundle          *self,
                                                  gsize                *n_values);
 SERIO_AVAILABLE_IN_ALL
 GBytes       *serio_bundle_get_bytes            (SerioBundle          *self,
-                                                 guint                 index);
+                                                 guint                 index) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_bundle_lookup               (SerioBundle          *self,
                                                  const char           *name,
@@ -88,42 +73,40 @@ gboolean      serio_bundle_equal                (SerioBundle          *a,
                                                  SerioBundle          *b);
 
 SERIO_AVAILABLE_IN_ALL
-SerioBundle  *serio_bundle_from_file            (GFile                *file,
+SerioBundle  *serio_bundle_new_from_file        (GFile                *file,
                                                  GCancellable         *cancellable,
-                                                 GError              **error);
+                                                 SerioProgressCallback progress_callback,
+                                                 gpointer              progress_callback_data,
+                                                 GError              **error) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
-void          serio_bundle_from_file_async      (GFile                *file,
+void          serio_bundle_new_from_file_async  (GFile                *file,
                                                  int                   io_priority,
                                                  GCancellable         *cancellable,
+                                                 SerioProgressCallback progress_callback,
+                                                 gpointer              progress_callback_data,
+                                                 GDestroyNotify        progress_callback_notify,
                                                  GAsyncReadyCallback   callback,
                                                  gpointer              user_data);
 SERIO_AVAILABLE_IN_ALL
-SerioBundle  *serio_bundle_from_file_finish     (GAsyncResult         *result,
-                                                 GError              **error);
+SerioBundle  *serio_bundle_new_from_file_finish (GAsyncResult         *result,
+                                                 GError              **error) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_bundle_save_to_file         (SerioBundle          *self,
                                                  GFile                *file,
+                                                 SerioSaveFlags        flags,
                                                  GCancellable         *cancellable,
+                                                 SerioProgressCallback progress_callback,
+                                                 gpointer              progress_callback_data,
                                                  GError              **error);
 SERIO_AVAILABLE_IN_ALL
 void          serio_bundle_save_to_file_async   (SerioBundle          *self,
                                                  GFile                *file,
-                                                 int                   io_priority,
-                                                 GCancellable         *cancellable,
-                                                 GAsyncReadyCallback   callback,
-                                                 gpointer              user_data);
-SERIO_AVAILABLE_IN_ALL
-gboolean      serio_bundle_save_to_file_full    (SerioBundle          *self,
-                                                 GFile                *file,
-                                                 SerioSaveFlags        flags,
-                                                 GCancellable         *cancellable,
-                                                 GError              **error);
-SERIO_AVAILABLE_IN_ALL
-void          serio_bundle_save_to_file_full_async (SerioBundle       *self,
-                                                 GFile                *file,
                                                  SerioSaveFlags        flags,
                                                  int                   io_priority,
                                                  GCancellable         *cancellable,
+                                                 SerioProgressCallback progress_callback,
+                                                 gpointer              progress_callback_data,
+                                                 GDestroyNotify        progress_callback_notify,
                                                  GAsyncReadyCallback   callback,
                                                  gpointer              user_data);
 SERIO_AVAILABLE_IN_ALL
@@ -144,10 +127,10 @@ gboolean      serio_bundle_save_to_file_finish  (SerioBundle          *self,
 SERIO_AVAILABLE_IN_ALL
 guint64      *serio_bundle_get_shape            (SerioBundle          *self,
                                                  guint                 index,
-                                                 guint                *n_dims);
+                                                 guint                *n_dims) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 char         *serio_bundle_get_base_name        (SerioBundle          *self,
-                                                 guint                 index);
+                                                 guint                 index) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 void          serio_bundle_append_with_shape    (SerioBundle          *self,
                                                  const char           *base_name,
@@ -164,7 +147,7 @@ void          serio_bundle_append_bytes_with_shape (SerioBundle       *self,
 SERIO_AVAILABLE_IN_ALL
 double       *serio_bundle_dup_values           (SerioBundle          *self,
                                                  guint                 index,
-                                                 gsize                *n_values);
+                                                 gsize                *n_values) G_GNUC_WARN_UNUSED_RESULT;
 
 /* Element types */
 
@@ -181,6 +164,6 @@ SerioDtype    serio_bundle_get_dtype            (SerioBundle          *self,
                                                  guint                 index);
 SERIO_AVAILABLE_IN_ALL
 GBytes       *serio_bundle_get_typed_bytes      (SerioBundle          *self,
-                                                 guint                 index);
+                                                 guint                 index) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

@@ -83,6 +83,6 @@ SERIO_AVAILABLE_IN_ALL
 char       *serio_name_compose      (const char    *base_name,
                                      SerioDtype     dtype,
                                      const guint64 *shape,
-                                     guint          n_dims);
+                                     guint          n_dims) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

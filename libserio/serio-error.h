@@ -72,10 +72,5 @@ guint64     serio_error_get_value_index (const GError *error);
 SERIO_AVAILABLE_IN_ALL
 const char *serio_error_get_detail      (const GError *error);
 
-SERIO_AVAILABLE_IN_ALL
-gboolean    serio_error_locate          (GBytes       *text,
-                                         SerioError   *code,
-                                         guint64      *line,
-                                         guint64      *value_index);
 
 G_END_DECLS

@@ -4,7 +4,7 @@
  *
  * Copyright 2026 The libserio authors
  *
- * The one copy of the checksum's hash: serio_checksum() hashes a whole
+ * The one copy of the checksum's hash: serio_compute_checksum() hashes a whole
  * text with it, and the serio tool, which includes this header, hashes a
  * file piece by piece as it streams through, with the same result.
  */

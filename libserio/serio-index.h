@@ -20,6 +20,6 @@ G_BEGIN_DECLS
 SERIO_AVAILABLE_IN_ALL
 SerioReader *serio_reader_new_for_index (GFile         *index,
                                          GCancellable  *cancellable,
-                                         GError       **error);
+                                         GError       **error) G_GNUC_WARN_UNUSED_RESULT;
 
 G_END_DECLS

@@ -184,6 +184,13 @@ struct _SerioReader
   /* Parallel parsing */
   guint           threads;      /* as set; 0 for the default */
   SerioWorkers   *workers;      /* made on first use */
+
+  /* Progress */
+  guint64               bytes_read;
+  guint64               size;   /* of the stream from where it was, or 0 */
+  SerioProgressCallback progress;
+  gpointer              progress_data;
+  GDestroyNotify        progress_notify;
 };
 
 G_DEFINE_FINAL_TYPE (SerioReader, serio_reader, G_TYPE_OBJECT)
@@ -211,6 +218,8 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->name, g_free);
   g_clear_pointer (&self->declared, g_free);
   g_clear_pointer (&self->workers, _serio_workers_free);
+  if (self->progress_notify != NULL)
+    self->progress_notify (self->progress_data);
 
   G_OBJECT_CLASS (serio_reader_parent_class)->finalize (object);
 }
@@ -224,6 +233,24 @@ serio_reader_constructed (GObject *object)
 
   self->cap = self->buffer_size;
   self->buf = g_malloc (self->cap);
+
+  /* A file's size is what the reader will read of it: the total of its
+   * progress, and a bound on the values any array can have. */
+  if (G_IS_FILE_INPUT_STREAM (self->stream))
+    {
+      g_autoptr(GFileInfo) info =
+        g_file_input_stream_query_info (G_FILE_INPUT_STREAM (self->stream),
+                                        G_FILE_ATTRIBUTE_STANDARD_SIZE, NULL, NULL);
+
+      if (info != NULL && g_file_info_has_attribute (info, G_FILE_ATTRIBUTE_STANDARD_SIZE))
+        {
+          goffset size = g_file_info_get_size (info);
+          goffset at = G_IS_SEEKABLE (self->stream) ? g_seekable_tell (G_SEEKABLE (self->stream)) : 0;
+
+          if (size > at && at >= 0)
+            self->size = (guint64) (size - at);
+        }
+    }
 }
 
 static void
@@ -363,6 +390,109 @@ serio_reader_new (GInputStream *stream)
 }
 
 /**
+ * serio_reader_new_for_file:
+ * @file: the file to read
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Opens @file for reading and creates a reader of the v1 text (sealed or
+ * plain) in it, as [ctor@Serio.Reader.new] does for a stream. The file is
+ * closed when the reader is finalized.
+ *
+ * Failing to open the file gives a %G_IO_ERROR (such as
+ * %G_IO_ERROR_NOT_FOUND); the errors of the text come later, from the
+ * calls that read it, and do not name the file (unlike those of
+ * [ctor@Serio.Bundle.new_from_file]). The reader knows the size of the
+ * file ([method@Serio.Reader.get_size]), which its progress callback
+ * reports as the total.
+ *
+ * Returns: (transfer full): a new reader, or %NULL with @error set
+ */
+SerioReader *
+serio_reader_new_for_file (GFile         *file,
+                           GCancellable  *cancellable,
+                           GError       **error)
+{
+  g_autoptr(GFileInputStream) stream = NULL;
+
+  g_return_val_if_fail (G_IS_FILE (file), NULL);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
+  g_return_val_if_fail (error == NULL || *error == NULL, NULL);
+
+  stream = g_file_read (file, cancellable, error);
+  if (stream == NULL)
+    return NULL;
+
+  return serio_reader_new (G_INPUT_STREAM (stream));
+}
+
+/**
+ * serio_reader_set_progress_callback:
+ * @self: a #SerioReader
+ * @callback: (nullable) (scope notified) (closure user_data) (destroy notify):
+ *   called as text is read from the stream, or %NULL for none
+ * @user_data: the data to pass to @callback
+ * @notify: (nullable): frees @user_data when the callback is replaced or
+ *   the reader finalized
+ *
+ * Sets a callback that is told, in the thread that reads, how many bytes
+ * of text the reader has taken from its stream: after each read of up
+ * to a buffer ([property@Serio.Reader:buffer-size]), `done` is
+ * [method@Serio.Reader.get_bytes_read] and `total` is
+ * [method@Serio.Reader.get_size] (0 when the size is not known). A text
+ * read to its end reports `done` equal to `total` last.
+ */
+void
+serio_reader_set_progress_callback (SerioReader           *self,
+                                    SerioProgressCallback  callback,
+                                    gpointer               user_data,
+                                    GDestroyNotify         notify)
+{
+  g_return_if_fail (SERIO_IS_READER (self));
+
+  if (self->progress_notify != NULL)
+    self->progress_notify (self->progress_data);
+  self->progress = callback;
+  self->progress_data = user_data;
+  self->progress_notify = notify;
+}
+
+/**
+ * serio_reader_get_bytes_read:
+ * @self: a #SerioReader
+ *
+ * Gets how many bytes the reader has taken from its stream so far (it
+ * reads ahead of the values it gave, a buffer at a time).
+ *
+ * Returns: the number of bytes read
+ */
+guint64
+serio_reader_get_bytes_read (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->bytes_read;
+}
+
+/**
+ * serio_reader_get_size:
+ * @self: a #SerioReader
+ *
+ * Gets how many bytes the stream holds from where the reader started:
+ * known for a #GFileInputStream of a regular file (such as the one of
+ * [ctor@Serio.Reader.new_for_file]), 0 when not known.
+ *
+ * Returns: the size of the text in bytes, or 0
+ */
+guint64
+serio_reader_get_size (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->size;
+}
+
+/**
  * serio_reader_get_stream:
  * @self: a #SerioReader
  *
@@ -488,6 +618,10 @@ fill (SerioReader   *self,
 
   self->end += n;
   self->last_byte = self->buf[self->end - 1];
+  self->bytes_read += n;
+  if (self->progress != NULL)
+    self->progress (self->bytes_read, self->size >= self->bytes_read ? self->size : 0,
+                    self->progress_data);
   return 1;
 }
 
@@ -1612,6 +1746,46 @@ serio_reader_get_finished (SerioReader *self)
   g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
 
   return self->state == STATE_END;
+}
+
+/**
+ * serio_reader_get_error_line:
+ * @self: a #SerioReader
+ *
+ * Gets the 1-based line of the error in the text that made the reader
+ * fail, as [func@Serio.Error.get_line] gives it from the error: the same
+ * location, kept on the reader for bindings whose errors cannot carry it
+ * (PyGObject makes a new exception from a #GError's domain, code and
+ * message).
+ *
+ * Returns: the line of the error, or 0 when the reader has not failed or
+ *   the failure is not one of the text (a %G_IO_ERROR of the stream)
+ */
+guint64
+serio_reader_get_error_line (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->state == STATE_FAILED ? serio_error_get_line (self->failure) : 0;
+}
+
+/**
+ * serio_reader_get_error_value_index:
+ * @self: a #SerioReader
+ *
+ * Gets the 1-based index, within its record, of the value whose token made
+ * the reader fail, as [func@Serio.Error.get_value_index] gives it from the
+ * error; see [method@Serio.Reader.get_error_line].
+ *
+ * Returns: the index of the value, or 0 when the reader has not failed or
+ *   the failure is not about one value
+ */
+guint64
+serio_reader_get_error_value_index (SerioReader *self)
+{
+  g_return_val_if_fail (SERIO_IS_READER (self), 0);
+
+  return self->state == STATE_FAILED ? serio_error_get_value_index (self->failure) : 0;
 }
 
 /* ------------------------------------------------------------------ */

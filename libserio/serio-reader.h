@@ -13,6 +13,7 @@
 #include <gio/gio.h>
 
 #include "serio-dtype.h"
+#include "serio-flags.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
@@ -23,7 +24,11 @@ SERIO_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (SerioReader, serio_reader, SERIO, READER, GObject)
 
 SERIO_AVAILABLE_IN_ALL
-SerioReader  *serio_reader_new              (GInputStream   *stream);
+SerioReader  *serio_reader_new              (GInputStream   *stream) G_GNUC_WARN_UNUSED_RESULT;
+SERIO_AVAILABLE_IN_ALL
+SerioReader  *serio_reader_new_for_file     (GFile          *file,
+                                             GCancellable   *cancellable,
+                                             GError        **error) G_GNUC_WARN_UNUSED_RESULT;
 
 SERIO_AVAILABLE_IN_ALL
 GInputStream *serio_reader_get_stream       (SerioReader    *self);
@@ -34,6 +39,15 @@ guint         serio_reader_get_threads      (SerioReader    *self);
 SERIO_AVAILABLE_IN_ALL
 void          serio_reader_set_threads      (SerioReader    *self,
                                              guint           threads);
+SERIO_AVAILABLE_IN_ALL
+void          serio_reader_set_progress_callback (SerioReader        *self,
+                                             SerioProgressCallback callback,
+                                             gpointer            user_data,
+                                             GDestroyNotify      notify);
+SERIO_AVAILABLE_IN_ALL
+guint64       serio_reader_get_bytes_read   (SerioReader    *self);
+SERIO_AVAILABLE_IN_ALL
+guint64       serio_reader_get_size         (SerioReader    *self);
 
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_reader_next             (SerioReader    *self,
@@ -42,10 +56,10 @@ gboolean      serio_reader_next             (SerioReader    *self,
 SERIO_AVAILABLE_IN_ALL
 const char   *serio_reader_get_name         (SerioReader    *self);
 SERIO_AVAILABLE_IN_ALL
-char         *serio_reader_get_base_name    (SerioReader    *self);
+char         *serio_reader_get_base_name    (SerioReader    *self) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 guint64      *serio_reader_get_shape        (SerioReader    *self,
-                                             guint          *n_dims);
+                                             guint          *n_dims) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 SerioDtype    serio_reader_get_dtype        (SerioReader    *self);
 SERIO_AVAILABLE_IN_ALL
@@ -64,7 +78,7 @@ SERIO_AVAILABLE_IN_ALL
 GBytes       *serio_reader_read_bytes       (SerioReader    *self,
                                              gsize           max_values,
                                              GCancellable   *cancellable,
-                                             GError        **error);
+                                             GError        **error) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_reader_read_typed       (SerioReader    *self,
                                              gpointer        buffer,
@@ -76,7 +90,7 @@ SERIO_AVAILABLE_IN_ALL
 GBytes       *serio_reader_read_typed_bytes (SerioReader    *self,
                                              gsize           max_values,
                                              GCancellable   *cancellable,
-                                             GError        **error);
+                                             GError        **error) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_reader_skip_array       (SerioReader    *self,
                                              GCancellable   *cancellable,
@@ -86,5 +100,10 @@ SERIO_AVAILABLE_IN_ALL
 gboolean      serio_reader_get_sealed       (SerioReader    *self);
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_reader_get_finished     (SerioReader    *self);
+
+SERIO_AVAILABLE_IN_ALL
+guint64       serio_reader_get_error_line   (SerioReader    *self);
+SERIO_AVAILABLE_IN_ALL
+guint64       serio_reader_get_error_value_index (SerioReader *self);
 
 G_END_DECLS

@@ -29,11 +29,23 @@ void         _serio_bundle_add_read_array   (SerioBundle   *self,
                                              gsize          n_values,
                                              GBytes        *owner);
 
-/* Builds a bundle from what @reader reads; @size_bound, when not 0, is
- * the size of the whole text, which bounds what an array may need. */
+/* Builds a bundle from what @reader reads; the reader's size, when
+ * known, bounds what an array may need. */
 SerioBundle *_serio_bundle_load             (SerioReader   *reader,
-                                             guint64        size_bound,
                                              GCancellable  *cancellable,
                                              GError       **error);
+
+/* Writes the bundle through @writer and ends the text; @progress, when
+ * not %NULL, is told the bytes of values written (8 a value) of all. */
+gboolean     _serio_bundle_write            (SerioBundle           *self,
+                                             SerioWriter           *writer,
+                                             GCancellable          *cancellable,
+                                             SerioProgressCallback  progress,
+                                             gpointer               progress_data,
+                                             GError               **error);
+
+/* A bundle sharing @self's values, which never change, so that a write
+ * in another thread sees the bundle as it was when the write started. */
+SerioBundle *_serio_bundle_snapshot         (SerioBundle           *self);
 
 G_END_DECLS

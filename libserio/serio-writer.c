@@ -32,19 +32,18 @@
  * its number of values with [method@Serio.Writer.begin_array], then give
  * the values in any number of calls to [method@Serio.Writer.add_values] or
  * [method@Serio.Writer.add_bytes]. The record ends by itself with its last
- * value. [method@Serio.Writer.close] (or [method@Serio.Writer.finish],
+ * value. [method@Serio.Writer.close] (or [method@Serio.Writer.end],
  * which leaves the stream open) completes the text.
  *
- * By default the text is sealed (see the “Sealed texts” section of [the
+ * The text is sealed unless the writer was made with
+ * %SERIO_SAVE_FLAGS_PLAIN (see the “Sealed texts” section of [the
  * format](format.html)): the writer opens it with the record
  * `v1|serio.sealed|1|1` and closes it with `v1|serio.seal|3|…`, which holds
  * the number of records and an XXH3-64 hash of every byte before it,
- * computed as the bytes leave the buffer. [ctor@Serio.Writer.new_plain]
- * writes plain v1 text instead.
+ * computed as the bytes leave the buffer.
  *
  * For the same arrays, the output is byte for byte what
- * [method@Serio.Bundle.to_bytes] gives (plain) or the sealed text of the
- * bundle, however the values were split into calls. Names are stored as
+ * [method@Serio.Bundle.to_bytes] gives with the same #SerioSaveFlags, however the values were split into calls. Names are stored as
  * [method@Serio.Bundle.append] stores them: every `|`, carriage return and
  * line feed becomes `_`. A name that is not valid UTF-8, and the names
  * `serio.sealed` and `serio.seal`, are programmer errors.
@@ -53,7 +52,7 @@
  *
  * Giving more values than an array declared, beginning an array or
  * finishing the text while values are missing, or using the writer after
- * [method@Serio.Writer.finish] fails with %G_IO_ERROR_INVALID_ARGUMENT (or
+ * [method@Serio.Writer.end] fails with %G_IO_ERROR_INVALID_ARGUMENT (or
  * %G_IO_ERROR_CLOSED) and changes nothing: nothing of such a call reaches
  * the stream, and the writer can go on with a correct call.
  *
@@ -63,7 +62,7 @@
  * [method@Serio.Writer.close] then closes the stream as cancelled, which a
  * stream from [method@Gio.File.replace] takes as the order to keep the
  * old file. A writer whose last reference is dropped before
- * [method@Serio.Writer.finish] or [method@Serio.Writer.close] closes its
+ * [method@Serio.Writer.end] or [method@Serio.Writer.close] closes its
  * stream in the same way.
  */
 
@@ -113,6 +112,11 @@ struct _SerioWriter
 
   guint          threads;       /* as set; 0 for the default */
   SerioWorkers  *workers;       /* made on first use */
+
+  guint64               written;   /* bytes given to the stream */
+  SerioProgressCallback progress;
+  gpointer              progress_data;
+  GDestroyNotify        progress_notify;
 };
 
 G_DEFINE_FINAL_TYPE (SerioWriter, serio_writer, G_TYPE_OBJECT)
@@ -182,6 +186,8 @@ serio_writer_finalize (GObject *object)
   g_clear_pointer (&self->hash, XXH3_freeState);
   g_clear_error (&self->failure);
   g_clear_pointer (&self->workers, _serio_workers_free);
+  if (self->progress_notify != NULL)
+    self->progress_notify (self->progress_data);
 
   G_OBJECT_CLASS (serio_writer_parent_class)->finalize (object);
 }
@@ -367,38 +373,28 @@ serio_writer_get_threads (SerioWriter *self)
 /**
  * serio_writer_new:
  * @stream: the stream to write to
+ * @flags: how to write the text: %SERIO_SAVE_FLAGS_NONE for a sealed text,
+ *   %SERIO_SAVE_FLAGS_PLAIN for plain v1
  *
- * Creates a writer of sealed v1 text to @stream. Nothing is written until
- * the buffer fills or the text is finished.
- *
- * Returns: (transfer full): a new writer
- */
-SerioWriter *
-serio_writer_new (GOutputStream *stream)
-{
-  g_return_val_if_fail (G_IS_OUTPUT_STREAM (stream), NULL);
-
-  return g_object_new (SERIO_TYPE_WRITER, "stream", stream, NULL);
-}
-
-/**
- * serio_writer_new_plain:
- * @stream: the stream to write to
- *
- * Creates a writer of plain v1 text, without a seal, to @stream: the text
- * is then exactly what [method@Serio.Bundle.to_bytes] gives for the same
- * arrays. Damage that leaves valid v1 (a changed digit, a lost line) goes
- * unnoticed in a plain text, so prefer [ctor@Serio.Writer.new] unless a
- * reader needs plain text.
+ * Creates a writer of v1 text to @stream, sealed unless @flags holds
+ * %SERIO_SAVE_FLAGS_PLAIN (the rule of every writing call, see
+ * #SerioSaveFlags). A plain text is exactly what
+ * [method@Serio.Bundle.to_bytes] gives with the same flags for the same
+ * arrays; damage that leaves valid v1 (a changed digit, a lost line) goes
+ * unnoticed in it, so write plain text only for a reader that needs it.
+ * Nothing is written until the buffer fills or the text is ended.
  *
  * Returns: (transfer full): a new writer
  */
 SerioWriter *
-serio_writer_new_plain (GOutputStream *stream)
+serio_writer_new (GOutputStream  *stream,
+                  SerioSaveFlags  flags)
 {
   g_return_val_if_fail (G_IS_OUTPUT_STREAM (stream), NULL);
+  g_return_val_if_fail ((flags & ~SERIO_SAVE_FLAGS_PLAIN) == 0, NULL);
 
-  return g_object_new (SERIO_TYPE_WRITER, "stream", stream, "sealed", FALSE, NULL);
+  return g_object_new (SERIO_TYPE_WRITER, "stream", stream,
+                       "sealed", (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, NULL);
 }
 
 /**
@@ -416,7 +412,7 @@ serio_writer_new_plain (GOutputStream *stream)
  * keeping the mode and owner of the file it replaces. Until then @file is
  * left as it was: when a write fails, when the writer is cancelled, when
  * close fails, or when the last reference to the writer is dropped without
- * a successful close (even after [method@Serio.Writer.finish]), the
+ * a successful close (even after [method@Serio.Writer.end]), the
  * temporary file is removed and @file keeps its old contents, or stays
  * absent. Errors name @file.
  *
@@ -469,6 +465,55 @@ serio_writer_get_stream (SerioWriter *self)
   g_return_val_if_fail (SERIO_IS_WRITER (self), NULL);
 
   return self->stream;
+}
+
+/**
+ * serio_writer_set_progress_callback:
+ * @self: a #SerioWriter
+ * @callback: (nullable) (scope notified) (closure user_data) (destroy notify):
+ *   called as text goes to the stream, or %NULL for none
+ * @user_data: the data to pass to @callback
+ * @notify: (nullable): frees @user_data when the callback is replaced or
+ *   the writer finalized
+ *
+ * Sets a callback that is told, in the thread that writes, how many bytes
+ * of text the writer has given to its stream so far, each time a buffer
+ * of text (a few megabytes) goes out: `done` is
+ * [method@Serio.Writer.get_bytes_written] and `total` is 0, since a
+ * writer does not know what will still be written. Use it to show that a
+ * long write goes on; [method@Serio.Bundle.save_to_file] reports a save
+ * against a known total.
+ */
+void
+serio_writer_set_progress_callback (SerioWriter           *self,
+                                    SerioProgressCallback  callback,
+                                    gpointer               user_data,
+                                    GDestroyNotify         notify)
+{
+  g_return_if_fail (SERIO_IS_WRITER (self));
+
+  if (self->progress_notify != NULL)
+    self->progress_notify (self->progress_data);
+  self->progress = callback;
+  self->progress_data = user_data;
+  self->progress_notify = notify;
+}
+
+/**
+ * serio_writer_get_bytes_written:
+ * @self: a #SerioWriter
+ *
+ * Gets how many bytes of text the writer has given to its stream so far:
+ * what is still in its buffer is not counted.
+ *
+ * Returns: the number of bytes written to the stream
+ */
+guint64
+serio_writer_get_bytes_written (SerioWriter *self)
+{
+  g_return_val_if_fail (SERIO_IS_WRITER (self), 0);
+
+  return self->written;
 }
 
 /**
@@ -537,6 +582,18 @@ hash_buffer (SerioWriter *self)
   self->hashed = self->used;
 }
 
+/* Counts @len more bytes as written, and tells the progress callback. */
+static void
+report_written (SerioWriter *self,
+                gsize        len)
+{
+  if (len == 0)
+    return;
+  self->written += len;
+  if (self->progress != NULL)
+    self->progress (self->written, 0, self->progress_data);
+}
+
 /* Writes out the buffer, hashing it on the way. A failure breaks the
  * writer. */
 static gboolean
@@ -558,6 +615,7 @@ flush (SerioWriter   *self,
       return FALSE;
     }
 
+  report_written (self, self->used);
   self->used = 0;
   self->hashed = 0;
   return TRUE;
@@ -717,6 +775,7 @@ write_block (SerioWriter             *self,
       return FALSE;
     }
 
+  report_written (self, block->len);
   return TRUE;
 }
 
@@ -1362,12 +1421,13 @@ serio_writer_write_typed (SerioWriter    *self,
 }
 
 /**
- * serio_writer_finish:
+ * serio_writer_end:
  * @self: a #SerioWriter
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
- * Completes the text: writes what the buffer holds and, for a sealed text,
+ * Ends the text (it was called `serio_writer_finish()` before 1.0, a
+ * name that read like the end of an asynchronous call): writes what the buffer holds and, for a sealed text,
  * the closing seal record, then flushes the stream. The stream stays open,
  * so that more data may follow the text in it; use
  * [method@Serio.Writer.close] to close it too.
@@ -1379,7 +1439,7 @@ serio_writer_write_typed (SerioWriter    *self,
  * Returns: %TRUE on success, %FALSE with @error set
  */
 gboolean
-serio_writer_finish (SerioWriter   *self,
+serio_writer_end (SerioWriter   *self,
                      GCancellable  *cancellable,
                      GError       **error)
 {
@@ -1443,7 +1503,7 @@ serio_writer_finish (SerioWriter   *self,
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
- * Completes the text like [method@Serio.Writer.finish], then closes the
+ * Completes the text like [method@Serio.Writer.end], then closes the
  * stream.
  *
  * If the text cannot be completed (an array misses values, the stream
@@ -1469,7 +1529,7 @@ serio_writer_close (SerioWriter   *self,
   if (self->state == STATE_CLOSED)
     return TRUE;
 
-  if (!serio_writer_finish (self, cancellable, error))
+  if (!serio_writer_end (self, cancellable, error))
     {
       abandon_stream (self);
       self->state = STATE_CLOSED;

@@ -12,8 +12,8 @@
 
 #include <gio/gio.h>
 
-#include "serio-bundle.h"
 #include "serio-dtype.h"
+#include "serio-flags.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
@@ -24,14 +24,13 @@ SERIO_AVAILABLE_IN_ALL
 G_DECLARE_FINAL_TYPE (SerioWriter, serio_writer, SERIO, WRITER, GObject)
 
 SERIO_AVAILABLE_IN_ALL
-SerioWriter   *serio_writer_new              (GOutputStream  *stream);
-SERIO_AVAILABLE_IN_ALL
-SerioWriter   *serio_writer_new_plain        (GOutputStream  *stream);
+SerioWriter   *serio_writer_new              (GOutputStream  *stream,
+                                              SerioSaveFlags  flags) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
 SerioWriter   *serio_writer_new_for_file     (GFile          *file,
                                               SerioSaveFlags  flags,
                                               GCancellable   *cancellable,
-                                              GError        **error);
+                                              GError        **error) G_GNUC_WARN_UNUSED_RESULT;
 
 SERIO_AVAILABLE_IN_ALL
 GOutputStream *serio_writer_get_stream       (SerioWriter    *self);
@@ -42,6 +41,13 @@ guint          serio_writer_get_threads      (SerioWriter    *self);
 SERIO_AVAILABLE_IN_ALL
 void           serio_writer_set_threads      (SerioWriter    *self,
                                               guint           threads);
+SERIO_AVAILABLE_IN_ALL
+void           serio_writer_set_progress_callback (SerioWriter        *self,
+                                              SerioProgressCallback callback,
+                                              gpointer            user_data,
+                                              GDestroyNotify      notify);
+SERIO_AVAILABLE_IN_ALL
+guint64        serio_writer_get_bytes_written (SerioWriter   *self);
 
 SERIO_AVAILABLE_IN_ALL
 gboolean       serio_writer_write_array      (SerioWriter    *self,
@@ -100,7 +106,7 @@ SERIO_AVAILABLE_IN_ALL
 guint64        serio_writer_get_n_missing    (SerioWriter    *self);
 
 SERIO_AVAILABLE_IN_ALL
-gboolean       serio_writer_finish           (SerioWriter    *self,
+gboolean       serio_writer_end              (SerioWriter    *self,
                                               GCancellable   *cancellable,
                                               GError        **error);
 SERIO_AVAILABLE_IN_ALL

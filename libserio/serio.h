@@ -10,6 +10,7 @@
 
 #include "serio-version.h"
 #include "serio-version-macros.h"
+#include "serio-version-info.h"
 
 #include "serio-bundle.h"
 #include "serio-bundle-stream.h"
@@ -17,6 +18,7 @@
 #include "serio-dtype.h"
 #include "serio-enums.h"
 #include "serio-error.h"
+#include "serio-flags.h"
 #include "serio-index.h"
 #include "serio-reader.h"
 #include "serio-writer.h"

@@ -76,7 +76,7 @@ seal_file (const char *path,
   save = _serio_save_begin (file, NULL, &error);
   if (save == NULL)
     return save_failed (display, g_steal_pointer (&error));
-  writer = serio_writer_new (_serio_save_get_stream (save));
+  writer = serio_writer_new (_serio_save_get_stream (save), SERIO_SAVE_FLAGS_NONE);
 
   for (; more; more = serio_reader_next (reader, NULL, &error))
     {

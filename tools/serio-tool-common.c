@@ -20,7 +20,6 @@
 #include <glib/gstdio.h>
 #include <gio/gunixinputstream.h>
 
-#include "serio-fnv-private.h"
 #include "serio-threads-private.h"
 #include "serio-tool.h"
 
@@ -245,7 +244,7 @@ struct _SerioToolInput
   guint64             n_read;
   gboolean            hashing;
   gboolean            bare_errors;  /* read errors without the file's name */
-  guint64             hash;         /* the hasher's while it runs */
+  SerioChecksum      *hash;         /* the hasher's while it runs */
   GThread            *hasher;
   GAsyncQueue        *pieces;       /* HashPiece: to hash, in order */
   GAsyncQueue        *room;         /* a token per piece that may be sent */
@@ -270,7 +269,7 @@ hash_in_thread (gpointer data)
 
       if (piece == &stop_hashing)
         break;
-      self->hash = _serio_fnv1a64_update (self->hash, piece->data, piece->len);
+      serio_checksum_update (self->hash, piece->data, (gssize) piece->len);
       g_free (piece);
       g_async_queue_push (self->room, GINT_TO_POINTER (1));
     }
@@ -297,7 +296,7 @@ hash_piece (SerioToolInput *self,
 
   if (self->hasher == NULL)
     {
-      self->hash = _serio_fnv1a64_update (self->hash, data, len);
+      serio_checksum_update (self->hash, data, (gssize) len);
       return;
     }
 
@@ -452,6 +451,7 @@ serio_tool_input_finalize (GObject *object)
   end_hashing (self);
   serio_tool_input_end_progress (self);
   g_free (self->display);
+  g_clear_pointer (&self->hash, serio_checksum_free);
 
   G_OBJECT_CLASS (serio_tool_input_parent_class)->finalize (object);
 }
@@ -470,7 +470,7 @@ static void
 serio_tool_input_init (SerioToolInput *self)
 {
   self->size = -1;
-  self->hash = SERIO_FNV1A64_INIT;
+  self->hash = serio_checksum_new ();
 }
 
 /*
@@ -525,7 +525,7 @@ guint32
 serio_tool_input_get_checksum (SerioToolInput *self)
 {
   end_hashing (self);
-  return _serio_fnv1a_fold (self->hash);
+  return serio_checksum_get_value (self->hash);
 }
 
 /* Erases the progress line, if one is shown; it is not shown again. */

@@ -133,7 +133,7 @@ def restore(model_path, reference_path):
         return verdict(False, f"{file_name} was rejected: {error}")
     contents, _etag = Gio.File.new_for_path(model_path).load_bytes(None)
     print(f"[restore] {file_name}: {contents.get_size()} bytes, sealed, "
-          f"checksum {Serio.checksum_bytes(contents):08x}")
+          f"checksum {Serio.compute_checksum_for_bytes(contents):08x}")
 
     reference = np.load(reference_path)
     problems = [f"unexpected array {name}" for name in params
@@ -195,13 +195,13 @@ def train_save_restore(directory):
     # One call; each array is a record named by its key, its shape (and
     # type) in the name, as "hidden.weight[2x16]".
     serio.save(model_path, params)
-    bundle = Serio.Bundle.from_file(Gio.File.new_for_path(model_path), None)
+    bundle = Serio.Bundle.new_from_file(Gio.File.new_for_path(model_path), None)
     contents, _etag = Gio.File.new_for_path(model_path).load_bytes(None)
-    first_line = next(line for line in bundle.to_string().split("\n")
+    first_line = next(line for line in bundle.to_string(Serio.SaveFlags.PLAIN).split("\n")
                       if line.startswith("v1|hidden."))
     print(f"\n[save]    {model_path}")
     print(f"[save]    {len(params)} arrays and the serio.tree record, "
-          f"{contents.get_size()} bytes, checksum {Serio.checksum_bytes(contents):08x}, "
+          f"{contents.get_size()} bytes, checksum {Serio.compute_checksum_for_bytes(contents):08x}, "
           "sealed and written atomically")
     print(f"[save]    the first array: {first_line[:64]}...")
     np.savez(reference_path, inputs=test_x, labels=test_y,

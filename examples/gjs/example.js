@@ -34,8 +34,8 @@ function saveAndLoad() {
     let loaded;
     try {
         // Atomic: a crash leaves either the old file or the new one.
-        bundle.save_to_file(file, null);
-        loaded = Serio.Bundle.from_file(file, null);
+        bundle.save_to_file(file, Serio.SaveFlags.NONE, null, null);
+        loaded = Serio.Bundle.new_from_file(file, null, null);
     } finally {
         file.delete(null);
         dir.delete(null);
@@ -50,7 +50,7 @@ function saveAndLoad() {
     const [, index] = loaded.lookup('dense.w');
     print(`${loaded.get_name(index)}: base name ${loaded.get_base_name(index)}, ` +
           `shape [${loaded.get_shape(index).join(', ')}]`);
-    const checksum = Serio.checksum_bytes(loaded.to_bytes());
+    const checksum = Serio.compute_checksum_for_bytes(loaded.to_bytes(Serio.SaveFlags.PLAIN));
     print(`Restored ${loaded.get_n_arrays()} arrays bit for bit, ` +
           `checksum ${checksum.toString(16).padStart(8, '0')}`);
     return true;
@@ -58,7 +58,7 @@ function saveAndLoad() {
 
 function rejectBadCount() {
     try {
-        Serio.Bundle.from_string('v1|x|2|1\n');
+        Serio.Bundle.new_from_string('v1|x|2|1\n');
     } catch (error) {
         if (error instanceof GLib.Error &&
             error.matches(Serio.Error, Serio.Error.LENGTH)) {
@@ -78,7 +78,7 @@ function keepFloat32() {
     bundle.append_typed('conv.w', Serio.Dtype.FLOAT32, [2, 3],
         new GLib.Bytes(new Uint8Array(kernel.buffer)));
 
-    const loaded = Serio.Bundle.from_string(bundle.to_string());
+    const loaded = Serio.Bundle.new_from_string(bundle.to_string(Serio.SaveFlags.PLAIN));
     const back = new Float32Array(loaded.get_typed_bytes(0).toArray().buffer);
     const a = new Uint8Array(back.buffer);
     const b = new Uint8Array(kernel.buffer);

@@ -144,28 +144,30 @@ def _as_file(path):
                     % type(path).__name__)
 
 
-def _file_error(error, file):
+def _file_error(error, file, reader=None):
     """The exception of the serio package for a GLib.Error about file: a
     GLib.Error that is also the matching OSError (FileNotFoundError,
     IsADirectoryError, PermissionError) or, for bad contents, a
     ValueError, whose str() is its message and which carries the line and
-    value index. The GLib.Error itself when the package is not installed."""
+    value index (from reader, the Serio.Reader that failed, if any). The
+    GLib.Error itself when the package is not installed."""
     try:
         from serio import _errors
     except ImportError:
         return error
-    return _errors.from_glib(error, path=file.peek_path() or file.get_uri())
+    path = None if file is None else (file.peek_path() or file.get_uri())
+    return _errors.from_glib(error, path=path, reader=reader)
 
 
-def _text_error(error, text):
-    """The serio package's exception (a ValueError with line and value
-    index, str() its message) for a GLib.Error about text (a GLib.Bytes);
-    the GLib.Error itself when the package is not installed."""
+def _load(reader, cancellable, file):
+    """A new bundle of the arrays of reader (of file, or of memory when
+    None), or the exception of :func:`_file_error`."""
     try:
-        from serio import _errors
-    except ImportError:
-        return error
-    return _errors.from_glib(error, text=text)
+        return Serio.Bundle.new_from_reader(reader, cancellable)
+    except GLib.Error as error:
+        raise _file_error(error, file, reader) from None
+    finally:
+        reader.get_stream().close(None)
 
 
 def _as_bytes(data):
@@ -274,11 +276,11 @@ def _read_values(numpy, reader, cancellable=None):
     return values
 
 
-def checksum_bytes(data):
-    """Return the FNV-1a checksum of data, as ``Serio.checksum_bytes()``
+def compute_checksum_for_bytes(data):
+    """Return the FNV-1a checksum of data, as ``Serio.compute_checksum_for_bytes()``
     does, for ``GLib.Bytes``, ``bytes``, ``bytearray`` or a ``memoryview``.
     """
-    return Serio.checksum_bytes(_as_bytes(data))
+    return Serio.compute_checksum_for_bytes(_as_bytes(data))
 
 
 class Reader(Serio.Reader):
@@ -312,7 +314,7 @@ class Reader(Serio.Reader):
         PermissionError; a ``serio.FileError``)."""
         file = _as_file(file)
         try:
-            return cls.new(file.read(cancellable))
+            return cls.new_for_file(file, cancellable)
         except GLib.Error as error:
             raise _file_error(error, file) from None
 
@@ -459,32 +461,31 @@ class Bundle(Serio.Bundle):
         return super().get_base_name(self._index(index))
 
     @classmethod
-    def from_bytes(cls, data):
+    def new_from_bytes(cls, data):
         """Parse v1 text given as GLib.Bytes, bytes, bytearray or a
         memoryview into a new bundle.
 
         Text that is not valid raises a GLib.Error that is also a
         ValueError (``serio.DataError``), whose str() is its message, with
-        ``line`` and ``value_index``."""
-        data = _as_bytes(data)
-        try:
-            return super().from_bytes(data)
-        except GLib.Error as error:
-            raise _text_error(error, data) from None
+        ``line`` and ``value_index``: the text is read through a
+        Serio.Reader, which keeps the location PyGObject drops from the
+        GLib.Error (Serio.Reader.get_error_line())."""
+        return _load(Serio.Reader.new(Gio.MemoryInputStream.new_from_bytes(_as_bytes(data))),
+                     None, None)
 
     @classmethod
-    def from_string(cls, text):
+    def new_from_string(cls, text):
         """Parse v1 text given as a str into a new bundle; errors as for
-        :meth:`from_bytes`."""
-        try:
-            return super().from_string(text)
-        except GLib.Error as error:
-            raise _text_error(error, GLib.Bytes.new(text.encode('utf-8'))) from None
+        :meth:`new_from_bytes`."""
+        if not isinstance(text, str):
+            raise TypeError('expected a str, not %s' % type(text).__name__)
+        return cls.new_from_bytes(text.encode('utf-8'))
 
     @classmethod
-    def from_file(cls, file, cancellable=None):
+    def new_from_file(cls, file, cancellable=None, progress=None):
         """Read and parse a file given as a str, an os.PathLike or a
-        Gio.File.
+        Gio.File; progress, when given, is called as progress(done, total)
+        with the bytes read and the size of the file.
 
         Errors are GLib.Errors that are also the Python exception for
         them: a ``serio.FileError`` (an OSError such as FileNotFoundError)
@@ -493,44 +494,56 @@ class Bundle(Serio.Bundle):
         ``str()`` is the message."""
         file = _as_file(file)
         try:
-            return super().from_file(file, cancellable)
+            reader = Serio.Reader.new_for_file(file, cancellable)
         except GLib.Error as error:
             raise _file_error(error, file) from None
+        if progress is not None:
+            reader.set_progress_callback(progress)
+        return _load(reader, cancellable, file)
 
     @classmethod
-    def from_file_async(cls, file, *args, **kwargs):
+    def new_from_file_async(cls, file, io_priority, cancellable, callback, *user_data,
+                            progress=None):
         """Read and parse a file (a str, an os.PathLike or a Gio.File) in a
-        worker thread; see Serio.Bundle.from_file_finish()."""
-        return super().from_file_async(_as_file(file), *args, **kwargs)
+        worker thread, then call callback(source, result, *user_data); see
+        Serio.Bundle.new_from_file_finish(). progress, when given, is
+        called as progress(done, total) in the main context, before
+        callback, as for :meth:`new_from_file`."""
+        return super().new_from_file_async(_as_file(file), io_priority, cancellable,
+                                           progress, (), callback, *user_data)
 
-    def save_to_file(self, file, cancellable=None):
+    def save_to_file(self, file, flags=Serio.SaveFlags.NONE, cancellable=None,
+                     progress=None):
         """Save the bundle to a file given as a str, an os.PathLike or a
-        Gio.File, replacing it atomically; errors as for
-        :meth:`from_file`."""
+        Gio.File, replacing it atomically: sealed unless flags is
+        Serio.SaveFlags.PLAIN. progress, when given, is called as
+        progress(done, total) with the bytes of values written and those
+        of the bundle. Errors as for :meth:`new_from_file`."""
         file = _as_file(file)
         try:
-            return super().save_to_file(file, cancellable)
+            return super().save_to_file(file, flags, cancellable, progress)
         except GLib.Error as error:
             raise _file_error(error, file) from None
 
-    def save_to_file_full(self, file, flags, cancellable=None):
-        """Save the bundle to a file given as a str, an os.PathLike or a
-        Gio.File, with Serio.SaveFlags; errors as for :meth:`from_file`."""
-        file = _as_file(file)
-        try:
-            return super().save_to_file_full(file, flags, cancellable)
-        except GLib.Error as error:
-            raise _file_error(error, file) from None
-
-    def save_to_file_full_async(self, file, *args, **kwargs):
-        """Save the bundle with Serio.SaveFlags to a file (a str, an
-        os.PathLike or a Gio.File) in a worker thread."""
-        return super().save_to_file_full_async(_as_file(file), *args, **kwargs)
-
-    def save_to_file_async(self, file, *args, **kwargs):
+    def save_to_file_async(self, file, flags, io_priority, cancellable, callback, *user_data,
+                           progress=None):
         """Save the bundle to a file (a str, an os.PathLike or a Gio.File)
-        in a worker thread; see save_to_file_finish()."""
-        return super().save_to_file_async(_as_file(file), *args, **kwargs)
+        in a worker thread, then call callback(source, result, *user_data);
+        see save_to_file_finish(). progress, when given, is called as
+        progress(done, total) in the main context, before callback, as for
+        :meth:`save_to_file`."""
+        return super().save_to_file_async(_as_file(file), flags, io_priority, cancellable,
+                                          progress, (), callback, *user_data)
+
+    def to_bytes(self, flags=Serio.SaveFlags.NONE):
+        """The text of the bundle as GLib.Bytes: sealed unless flags is
+        Serio.SaveFlags.PLAIN, as every call that writes text."""
+        return super().to_bytes(flags)
+
+    def to_string(self, flags=Serio.SaveFlags.NONE):
+        """The text of the bundle as a str: sealed unless flags is
+        Serio.SaveFlags.PLAIN, as every call that writes text."""
+        return super().to_string(flags)
 
     def __len__(self):
         """Return the number of names, each counted once (n_arrays counts
@@ -704,4 +717,4 @@ class Bundle(Serio.Bundle):
 
 Bundle = override(Bundle)
 collections.abc.Mapping.register(Bundle)
-__all__ += ['Bundle', 'Reader', 'checksum_bytes']
+__all__ += ['Bundle', 'Reader', 'compute_checksum_for_bytes']

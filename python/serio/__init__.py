@@ -38,7 +38,8 @@ Errors are :class:`serio.Error` (a ``GLib.Error``) and, by their kind,
 
 from __future__ import annotations
 
-from typing import Any, Collection, Dict, List, Optional, Union
+import math
+from typing import Any, Callable, Collection, Dict, List, Optional, Union
 
 import gi
 
@@ -68,7 +69,8 @@ _LEGACY_CODES = ('float64', 'float32', 'float16', 'bfloat16', 'int64', 'int32', 
 
 
 def save(path: PathLike, state: Any, *, sealed: bool = True,
-         max_shard_size: Optional[Union[int, str]] = None) -> None:
+         max_shard_size: Optional[Union[int, str]] = None,
+         progress: Optional[Callable[[int, int], Any]] = None) -> None:
     """Save a tree of arrays and numbers to path, replacing the file
     atomically.
 
@@ -98,6 +100,13 @@ def save(path: PathLike, state: Any, *, sealed: bool = True,
     (path + ``.index.json``), written last, which :func:`load` reads when
     given path or the index; a smaller state is the one file path, as
     without it. See :mod:`serio._shards`.
+
+    progress, when given, is called as ``progress(done, total)`` after
+    each piece written: ``done`` the bytes of values written so far (in
+    their own types, as in memory), ``total`` those of the whole state
+    (for a progress bar, such as ``tqdm``'s ``update``); the last call has
+    ``done == total``, before the file is put in place. (A sharded save
+    reports nothing.)
     """
     _io.as_file(path)
     limit = None
@@ -107,12 +116,18 @@ def save(path: PathLike, state: Any, *, sealed: bool = True,
     if limit is not None:
         _shards.save(path, tree, leaves, limit, lambda name: _save_one(name, tree, leaves, True))
         return
-    _save_one(path, tree, leaves, sealed)
+    _save_one(path, tree, leaves, sealed, progress)
 
 
-def _save_one(path: PathLike, tree: bytes, leaves, sealed: bool) -> None:
+def _save_one(path: PathLike, tree: bytes, leaves, sealed: bool,
+              progress: Optional[Callable[[int, int], Any]] = None) -> None:
     np = _io.numpy_module()
     writer = _io.open_writer(path, sealed)
+    if progress is not None:
+        writer.progress = progress
+        writer.total = len(tree) + sum(
+            math.prod(leaf.shape) * Serio.dtype_get_size(getattr(Serio.Dtype, leaf.dtype.upper()))
+            for leaf in leaves)
     try:
         writer.write(TREE_NAME, 'uint8', (len(tree),), np.frombuffer(tree, np.uint8),
                      key=TREE_NAME)
@@ -269,7 +284,8 @@ def _load_flat(records: _io.RecordReader, names: Optional[List[str]], first: boo
     return result
 
 
-def load(path: PathLike, *, names: Optional[Collection[str]] = None) -> Any:
+def load(path: PathLike, *, names: Optional[Collection[str]] = None,
+         progress: Optional[Callable[[int, int], Any]] = None) -> Any:
     """Load what :func:`save` saved: the same tree, with the same types.
 
     path is a ``str``, an ``os.PathLike`` or a ``Gio.File``. The file is
@@ -301,17 +317,24 @@ def load(path: PathLike, *, names: Optional[Collection[str]] = None) -> Any:
     it is not valid v1 text, when a value does not fit its element type,
     or when ``serio.tree`` does not describe the records exactly. Nothing
     is returned unless the whole file is valid.
+
+    progress, when given, is called as ``progress(done, total)`` as the
+    file is read, a megabyte at a time: ``done`` the bytes read so far,
+    ``total`` the size of the file (0 when not known, as for a pipe); a
+    file read to its end reports ``done == total`` last. (A sharded
+    checkpoint reports nothing.)
     """
-    return _load(path, names, flat=False)
+    return _load(path, names, flat=False, progress=progress)
 
 
-def _load(path: PathLike, names: Optional[Collection[str]], flat: bool) -> Any:
+def _load(path: PathLike, names: Optional[Collection[str]], flat: bool,
+          progress: Optional[Callable[[int, int], Any]] = None) -> Any:
     """load(), or with flat the records of a tree file as a flat dict."""
     wanted = _names_filter(names)
     index = _shards.index_of(path)
     if index is not None:
         return _shards.load(index, wanted, flat)
-    records = _io.open_reader(path)
+    records = _io.open_reader(path, progress)
     try:
         if not records.next():
             if wanted:

@@ -42,7 +42,6 @@ and, by multiple inheritance, the standard exception a Python user expects:
 from __future__ import annotations
 
 import errno as _errno
-import os
 from typing import Optional
 
 import gi
@@ -175,48 +174,44 @@ _ERRNO_OF_CODE = {
 }
 
 
-def _locate(path: Optional[str], code: int, text: Optional[GLib.Bytes] = None):
-    """(line, value index) of the first error of text, or of the file at
-    path, read again through Serio.error_locate() (from a mapping of the
-    file, when it is a regular file), when that error has this code; else
-    None."""
-    try:
-        if text is None:
-            if path is None or not os.path.isfile(path):
-                return None
-            text = GLib.MappedFile.new(path, False).get_bytes()
-        failed, found, line, value_index = Serio.error_locate(text)
-    except (GLib.Error, OSError):
+def _locate(reader):
+    """(line, value index) of the error that made reader (a Serio.Reader)
+    fail, kept on the reader since PyGObject drops the location the
+    library attached to the GLib.Error; None when not known."""
+    if reader is None:
         return None
-    if not failed or int(found) != code:
+    line = int(reader.get_error_line())
+    if line == 0:
         return None
-    return int(line), int(value_index)
+    return line, int(reader.get_error_value_index())
 
 
 def from_glib(error: GLib.Error, *, path: Optional[str] = None,
-              key: Optional[str] = None, text: Optional[GLib.Bytes] = None) -> Error:
+              key: Optional[str] = None, reader=None) -> Error:
     """The serio exception for a GLib.Error a call of the library raised
-    while reading or writing path (a file name, or None for a stream) or
-    parsing text (in memory) and, where known, the array of key path key.
+    while reading or writing path (a file name, or None for a stream or
+    memory) and, where known, the array of key path key; reader is the
+    Serio.Reader that raised it, if any.
 
     A Serio.Error becomes a :class:`DataError` whose message starts with
     the file name (unless the library put it there already) and the key;
-    its line and value index are found again with Serio.error_locate() in
-    the file, since PyGObject drops the location the library attached. A
-    Gio error becomes a :class:`FileError` of the matching subclass.
+    its line and value index come from the reader
+    (Serio.Reader.get_error_line()), since PyGObject drops the location
+    the library attached to the error. A Gio error becomes a
+    :class:`FileError` of the matching subclass.
     """
     if isinstance(error, Error):
         return error
     detail = error.message
     parts = []
-    # Gio's messages, and Bundle.from_file()'s, name the file already.
+    # Gio's messages, and Bundle.new_from_file()'s, name the file already.
     if path is not None and path not in detail:
         parts.append(path)
     if key is not None:
         parts.append(key)
     message = ': '.join(parts + [detail])
     if error.domain == SERIO_DOMAIN:
-        where = _locate(path, error.code, text)
+        where = _locate(reader)
         line, value_index = where if where is not None else (None, None)
         made = DataError(message, error.domain, error.code, path=path, key=key,
                          line=line, value_index=value_index, detail=detail)

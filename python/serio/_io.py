@@ -130,6 +130,10 @@ class RecordWriter:
         self.numpy = numpy_module()
         self.writer = writer
         self.path = path
+        # progress(done, total) in bytes of values, when asked for
+        self.progress = None
+        self.total = 0
+        self.done = 0
 
     def write(self, base: str, dtype: str, shape, source, key: Optional[str] = None) -> None:
         """Write one record of source (an ndarray or tensor of that shape)."""
@@ -145,6 +149,7 @@ class RecordWriter:
                 # KeyboardInterrupt between two pieces.
                 for piece in _pieces(whole, CHUNK_VALUES):
                     _native.add_from(self.writer, piece)
+                    self._report(piece.nbytes)
                 return
             for piece in _pieces(source, CHUNK_VALUES):
                 part = _piece_array(numpy, piece, dtype)
@@ -153,8 +158,14 @@ class RecordWriter:
                 else:
                     self.writer.add_typed_bytes(GLib.Bytes.new(memoryview(part).cast('B')),
                                                 None)
+                self._report(part.nbytes)
         except GLib.Error as error:
             raise _errors.from_glib(error, path=self.path, key=key) from None
+
+    def _report(self, nbytes: int) -> None:
+        if self.progress is not None:
+            self.done += nbytes
+            self.progress(self.done, self.total)
 
     def abandon(self) -> None:
         """Close as cancelled: a file being replaced keeps its contents and
@@ -316,27 +327,37 @@ def fit(numpy, part, dtype: str, path, key, first: int):
 class RecordReader:
     """Reads the records of a text through a Serio.Reader, each typed."""
 
-    def __init__(self, stream: Gio.InputStream, path: Optional[str],
+    def __init__(self, reader: Serio.Reader, path: Optional[str],
                  size: Optional[int] = None) -> None:
         self.numpy = numpy_module()
-        self.stream = stream
+        self.stream = reader.get_stream()
         self.path = path
-        self.reader = Serio.Reader.new(stream)
+        self.reader = reader
         # The most values the text can hold (each takes two bytes at
         # least, a digit and a comma or line end): a record that declares
         # no more is read into an array of its count at once.
         self.room = CHUNK_VALUES if size is None else max(CHUNK_VALUES, size // 2 + 1)
+        # what the progress callback raised (PyGObject would only print
+        # it): raised again after the library call it interrupted
+        self.raised: list = []
+
+    def _check_progress(self) -> None:
+        if self.raised:
+            raise self.raised.pop(0)
 
     def _glib(self, error, key=None):
-        return _errors.from_glib(error, path=self.path, key=key)
+        return _errors.from_glib(error, path=self.path, key=key, reader=self.reader)
 
     def next(self, key: Optional[str] = None) -> bool:
         """Move to the next record; key is the one a tree expects there,
         which an error then names."""
         try:
-            return self.reader.next(None)
+            found = self.reader.next(None)
         except GLib.Error as error:
+            self._check_progress()
             raise self._glib(error, key) from None
+        self._check_progress()
+        return found
 
     def header(self) -> Tuple[str, str, Tuple[int, ...]]:
         """The base name, element type and shape of the current record."""
@@ -371,6 +392,7 @@ class RecordReader:
                 filled = _native.read_into(reader, values, count)
             except GLib.Error as error:
                 raise self._glib(error, key) from None
+            self._check_progress()
             if filled != count:
                 values.resize(filled, refcheck=False)
             return values.reshape(shape)
@@ -385,6 +407,7 @@ class RecordReader:
         try:
             while True:
                 data = reader.read_typed_bytes(CHUNK_VALUES, None).get_data()
+                self._check_progress()
                 if not data:
                     break
                 part = numpy.frombuffer(data, dtype=storage_dtype(numpy, dtype))
@@ -430,20 +453,23 @@ class RecordReader:
         self.stream.close(None)
 
 
-def open_reader(path) -> RecordReader:
+def open_reader(path, progress=None) -> RecordReader:
+    """A RecordReader of the file at path; progress, when given, is called
+    as progress(done, total) with the bytes read and the file's size."""
     file, name = as_file(path)
     try:
-        stream = file.read(None)
+        reader = Serio.Reader.new_for_file(file, None)
     except GLib.Error as error:
         raise _errors.from_glib(error, path=name) from None
-    size = None
-    try:
-        info = stream.query_info(Gio.FILE_ATTRIBUTE_STANDARD_SIZE, None)
-        if info.get_file_type() in (Gio.FileType.REGULAR, Gio.FileType.UNKNOWN):
-            size = info.get_size() or None
-    except GLib.Error:
-        pass
-    return RecordReader(stream, name, size)
+    records = RecordReader(reader, name, reader.get_size() or None)
+    if progress is not None:
+        def report(done, total):
+            try:
+                progress(int(done), int(total))
+            except BaseException as error:  # KeyboardInterrupt included
+                records.raised.append(error)
+        reader.set_progress_callback(report)
+    return records
 
 
 def to_value(numpy, kind: str, array, dtype: str, key: str, path):

@@ -77,8 +77,8 @@ test_write (void)
   g_autoptr(SerioBundle) bundle = mixed_bundle (TRUE);
   g_autoptr(GBytes) sealed = written (bundle, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GBytes) plain = written (bundle, SERIO_SAVE_FLAGS_PLAIN);
-  g_autoptr(GBytes) expected_sealed = serio_bundle_to_sealed_bytes (bundle);
-  g_autoptr(GBytes) expected_plain = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) expected_sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
+  g_autoptr(GBytes) expected_plain = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
 
   test_assert_same_bytes (sealed, expected_sealed);
   test_assert_same_bytes (plain, expected_plain);
@@ -102,7 +102,7 @@ check_read (GBytes *text)
 {
   g_autoptr(GError) expected = NULL;
   g_autoptr(GError) actual = NULL;
-  g_autoptr(SerioBundle) whole = serio_bundle_from_bytes (text, &expected);
+  g_autoptr(SerioBundle) whole = serio_bundle_new_from_bytes (text, &expected);
   g_autoptr(GInputStream) stream = test_chunked_input_stream_new (text, -100000);
   g_autoptr(SerioBundle) streamed = serio_bundle_new_from_stream (stream, NULL, &actual);
 
@@ -124,8 +124,8 @@ static void
 test_read (void)
 {
   g_autoptr(SerioBundle) bundle = mixed_bundle (TRUE);
-  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
-  g_autoptr(GBytes) plain = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
+  g_autoptr(GBytes) plain = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
   const char *bad[] = {
     "v1|w|4000000000|1\n",
     "v1|w|3|1,2\n",
@@ -183,7 +183,7 @@ static void
 test_from_file (void)
 {
   g_autoptr(SerioBundle) bundle = mixed_bundle (TRUE);
-  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   const char *hostile = "v1|w|4000000000000|1,2\n";
   g_autoptr(GBytes) hostile_bytes = g_bytes_new_static (hostile, strlen (hostile));
   g_autoptr(GError) error = NULL;
@@ -191,7 +191,7 @@ test_from_file (void)
   {
     g_autofree char *path = write_temp_file (sealed);
     g_autoptr(GFile) file = g_file_new_for_path (path);
-    g_autoptr(SerioBundle) back = serio_bundle_from_file (file, NULL, &error);
+    g_autoptr(SerioBundle) back = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error);
 
     g_assert_no_error (error);
     g_assert_true (serio_bundle_equal (back, bundle));
@@ -201,7 +201,7 @@ test_from_file (void)
   {
     g_autofree char *path = write_temp_file (hostile_bytes);
     g_autoptr(GFile) file = g_file_new_for_path (path);
-    g_autoptr(SerioBundle) back = serio_bundle_from_file (file, NULL, &error);
+    g_autoptr(SerioBundle) back = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error);
 
     g_assert_null (back);
     g_assert_error (error, SERIO_ERROR, SERIO_ERROR_LENGTH);
@@ -213,7 +213,7 @@ test_from_file (void)
   {
     g_autofree char *dir = g_dir_make_tmp ("serio-stream-XXXXXX", NULL);
     g_autoptr(GFile) file = g_file_new_for_path (dir);
-    g_autoptr(SerioBundle) back = serio_bundle_from_file (file, NULL, &error);
+    g_autoptr(SerioBundle) back = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error);
 
     g_assert_null (back);
     g_assert_error (error, G_IO_ERROR, G_IO_ERROR_IS_DIRECTORY);
@@ -229,7 +229,7 @@ test_async (void)
   g_autoptr(GAsyncResult) result = NULL;
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) text = NULL;
-  g_autoptr(GBytes) expected = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) expected = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
 
   serio_bundle_write_to_stream_async (bundle, out, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT,
                                       NULL, test_store_result, &result);
@@ -248,7 +248,7 @@ test_async (void)
   {
     g_autoptr(GInputStream) in = g_memory_input_stream_new_from_bytes (text);
     g_autoptr(SerioBundle) back = NULL;
-    g_autoptr(SerioBundle) before = serio_bundle_from_bytes (expected, NULL);
+    g_autoptr(SerioBundle) before = serio_bundle_new_from_bytes (expected, NULL);
 
     serio_bundle_new_from_stream_async (in, G_PRIORITY_DEFAULT, NULL, test_store_result, &result);
     while (result == NULL)

@@ -46,7 +46,7 @@ static SerioBundle *
 parse_ok (const char *text)
 {
   g_autoptr(GError) error = NULL;
-  SerioBundle *bundle = serio_bundle_from_string (text, &error);
+  SerioBundle *bundle = serio_bundle_new_from_string (text, &error);
 
   g_assert_no_error (error);
   g_assert_nonnull (bundle);
@@ -78,7 +78,7 @@ check_token (double      value,
 {
   g_autoptr(SerioBundle) bundle = bundle_of ("r", &value, 1);
   g_autoptr(SerioBundle) parsed = NULL;
-  g_autofree char *text = serio_bundle_to_string (bundle);
+  g_autofree char *text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_autofree char *expected = g_strconcat ("v1|r|1|", token, "\n", NULL);
   guint64 bits = test_canonical_bits (test_bits_of (value));
 
@@ -173,7 +173,7 @@ test_integer_boundaries (void)
     {
       g_autofree char *text = g_strconcat ("v1|r|1|", out_of_domain[i], "\n", NULL);
       g_autoptr(GError) error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_string (text, &error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (text, &error);
 
       g_assert_null (bundle);
       g_assert_error (error, SERIO_ERROR, SERIO_ERROR_DOMAIN);
@@ -239,7 +239,7 @@ test_exponent_sweep (void)
   g_string_append_printf (expected, "%u|%s\n", values->len, tokens->str);
 
   serio_bundle_append_array (bundle, "sweep", values);
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (text, ==, expected->str);
 
   parsed = parse_ok (expected->str);
@@ -273,7 +273,7 @@ check_round_trip (const guint64 *patterns,
                            MIN (per_array, n_values - start));
     }
 
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   parsed = parse_ok (text);
   g_assert_cmpuint (serio_bundle_get_n_arrays (parsed), ==, serio_bundle_get_n_arrays (bundle));
 
@@ -289,7 +289,7 @@ check_round_trip (const guint64 *patterns,
     }
 
   g_assert_true (serio_bundle_equal (bundle, parsed));
-  again = serio_bundle_to_string (parsed);
+  again = serio_bundle_to_string (parsed, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (again, ==, text);
 }
 
@@ -381,7 +381,7 @@ test_names (void)
       g_string_append_printf (expected, "v1|%s|1|%" G_GSIZE_FORMAT "\n", names[i].stored, i);
     }
 
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (text, ==, expected->str);
 
   parsed = parse_ok (text);
@@ -417,7 +417,7 @@ test_duplicate_names (void)
   serio_bundle_append (bundle, "", NULL, 0);
   serio_bundle_append (bundle, "", first, G_N_ELEMENTS (first));
 
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (text, ==, "v1|other|0|\nv1|w|1|1\nv1|w|2|2,3\nv1||0|\nv1||1|1\n");
 
   parsed = parse_ok (text);
@@ -471,9 +471,9 @@ test_empty_bundle (void)
   g_autoptr(SerioBundle) blank = NULL;
   g_autoptr(SerioBundle) from_bytes = NULL;
   g_autoptr(GBytes) empty = g_bytes_new (NULL, 0);
-  g_autoptr(GBytes) bytes = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) bytes = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_autoptr(GError) error = NULL;
-  g_autofree char *text = serio_bundle_to_string (bundle);
+  g_autofree char *text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
 
   g_assert_cmpuint (serio_bundle_get_n_arrays (bundle), ==, 0);
   g_assert_cmpstr (text, ==, "");
@@ -483,7 +483,7 @@ test_empty_bundle (void)
   g_assert_cmpuint (serio_bundle_get_n_arrays (parsed), ==, 0);
   g_assert_true (serio_bundle_equal (bundle, parsed));
 
-  from_bytes = serio_bundle_from_bytes (empty, &error);
+  from_bytes = serio_bundle_new_from_bytes (empty, &error);
   g_assert_no_error (error);
   g_assert_cmpuint (serio_bundle_get_n_arrays (from_bytes), ==, 0);
 
@@ -498,7 +498,7 @@ test_empty_array (void)
   g_autoptr(SerioBundle) bundle = bundle_of ("e", NULL, 0);
   g_autoptr(SerioBundle) parsed = NULL;
   g_autoptr(GBytes) bytes = NULL;
-  g_autofree char *text = serio_bundle_to_string (bundle);
+  g_autofree char *text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   gsize n_values = 99;
   const double *values;
 
@@ -679,7 +679,7 @@ test_append_bytes (void)
 
   /* what went in by bytes comes out of the text the same */
   {
-    g_autofree char *text = serio_bundle_to_string (bundle);
+    g_autofree char *text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
     g_autoptr(SerioBundle) parsed = parse_ok (text);
 
     g_assert_true (serio_bundle_equal (bundle, parsed));
@@ -751,7 +751,7 @@ test_negative_default_nan (void)
                   "parses back to an equal bundle.");
 
   serio_bundle_append_bytes (bundle, "n", in);
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (text, ==, "v1|n|1|nan\n");
 
   out = serio_bundle_get_bytes (bundle, 0);
@@ -839,10 +839,10 @@ test_golden (void)
   serio_bundle_append (bundle, "", &zero, 1);
   serio_bundle_append (bundle, "名前 x", &below, 1);
 
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (text, ==, golden);
 
-  bytes = serio_bundle_to_bytes (bundle);
+  bytes = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpmem (g_bytes_get_data (bytes, NULL), g_bytes_get_size (bytes),
                    golden, sizeof golden - 1);
 
@@ -883,7 +883,7 @@ test_preconditions (void)
   g_test_assert_expected_messages ();
 
   g_test_expect_message ("Serio", G_LOG_LEVEL_CRITICAL, "*assertion*failed*");
-  g_assert_null (serio_bundle_from_string (NULL, NULL));
+  g_assert_null (serio_bundle_new_from_string (NULL, NULL));
   g_test_assert_expected_messages ();
 
   g_assert_cmpuint (serio_bundle_get_n_arrays (bundle), ==, 1);

@@ -353,8 +353,8 @@ test_typed_round_trip (void)
       expected_name = serio_name_compose ("w", dtype, shape, 1);
       g_assert_cmpstr (serio_bundle_get_name (bundle, 0), ==, expected_name);
 
-      text = serio_bundle_to_bytes (bundle);
-      back = serio_bundle_from_bytes (text, &error);
+      text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+      back = serio_bundle_new_from_bytes (text, &error);
       g_assert_no_error (error);
       stream = g_memory_input_stream_new_from_bytes (text);
       streamed = serio_bundle_new_from_stream (stream, NULL, &error);
@@ -639,7 +639,7 @@ test_marker_parsing (void)
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_string (cases[i].text, &error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (cases[i].text, &error);
       g_autoptr(GBytes) text = g_bytes_new_static (cases[i].text, strlen (cases[i].text));
       g_autoptr(GInputStream) stream = g_memory_input_stream_new_from_bytes (text);
       g_autoptr(SerioReader) reader = serio_reader_new (stream);
@@ -765,7 +765,7 @@ test_domain_every_reader (void)
       gsize pieces[] = { 1, 2, 4096 };
 
       g_test_message ("%s", c->text);
-      bundle = serio_bundle_from_bytes (bytes, &memory_error);
+      bundle = serio_bundle_new_from_bytes (bytes, &memory_error);
       g_assert_null (bundle);
       assert_domain (memory_error, c);
 
@@ -789,7 +789,7 @@ test_domain_every_reader (void)
         g_assert_no_error (error);
         g_assert_true (g_file_replace_contents (file, c->text, strlen (c->text), NULL, FALSE,
                                                 G_FILE_CREATE_NONE, NULL, NULL, &error));
-        bundle = serio_bundle_from_file (file, NULL, &error);
+        bundle = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error);
         g_assert_null (bundle);
         assert_domain (error, c);
         suffix = g_strconcat (": ", memory_error->message, NULL);
@@ -824,7 +824,7 @@ test_good_texts (void)
   for (gsize i = 0; i < G_N_ELEMENTS (texts); i++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_string (texts[i], &error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (texts[i], &error);
 
       g_test_message ("%s", texts[i]);
       g_assert_no_error (error);
@@ -893,7 +893,7 @@ test_domain_parallel (void)
           else
             g_setenv ("SERIO_THREADS", "1", TRUE);
 
-          bundle = serio_bundle_from_bytes (bytes, &error);
+          bundle = serio_bundle_new_from_bytes (bytes, &error);
           reader_error = read_through_reader (text, 1 << 20, 1 << 20, many ? 4 : 1);
           if (cases[i].domain == 0)
             {
@@ -937,7 +937,7 @@ static void
 test_writer_refusals (void)
 {
   g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new_plain (out);
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_PLAIN);
   g_autoptr(GError) error = NULL;
   g_autofree char *text = NULL;
   const double misfit[] = { 1, 300, 2 };
@@ -1000,7 +1000,7 @@ test_writer_refusals (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
 
-  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_true (serio_writer_end (writer, NULL, &error));
   g_assert_no_error (error);
 
   /* nothing of a refused call was written */
@@ -1014,7 +1014,7 @@ static void
 test_writer_reader_stream (void)
 {
   g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new (out);
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) text = NULL;
   g_autoptr(GInputStream) in = NULL;
@@ -1144,7 +1144,7 @@ static void
 test_typed_name_unaligned_bytes (void)
 {
   g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new_plain (out);
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_PLAIN);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   g_autoptr(GError) error = NULL;
   const double values[] = { 1, 2, 300 };
@@ -1165,7 +1165,7 @@ test_typed_name_unaligned_bytes (void)
   g_assert_cmpuint (serio_writer_get_n_missing (writer), ==, 3);
   g_assert_true (serio_writer_add_values (writer, values, 2, NULL, &error));
   g_assert_true (serio_writer_add_values (writer, (const double[]) { 255 }, 1, NULL, &error));
-  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_true (serio_writer_end (writer, NULL, &error));
   g_assert_no_error (error);
   text = written_text (out);
   g_assert_cmpstr (text, ==, "v1|w@uint8[3]|3|1,2,255\n");

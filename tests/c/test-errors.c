@@ -47,7 +47,7 @@ test_value_error (void)
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(GError) copy = NULL;
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_string ("v1|a|1|1\n\r\nv1|b|3|1,2,01\n", &error);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string ("v1|a|1|1\n\r\nv1|b|3|1,2,01\n", &error);
 
   g_assert_null (bundle);
   g_assert_error (error, SERIO_ERROR, SERIO_ERROR_SYNTAX);
@@ -94,7 +94,7 @@ test_line_errors (void)
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_string (cases[i].text, &error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (cases[i].text, &error);
       g_autofree char *message = NULL;
 
       g_assert_null (bundle);
@@ -156,22 +156,22 @@ test_from_file (void)
   g_autoptr(GFile) file = write_temp ("v1|a|0|\nv1|b|3|1,2\n");
   g_autoptr(GFile) missing = g_file_new_for_path ("/nonexistent/test-errors.serio");
   g_autoptr(GError) error = NULL;
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_file (file, NULL, &error);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error);
   g_autoptr(GAsyncResult) result = NULL;
 
   g_assert_null (bundle);
   assert_file_error (file, error);
   g_clear_error (&error);
 
-  serio_bundle_from_file_async (file, G_PRIORITY_DEFAULT, NULL, from_file_done, &result);
+  serio_bundle_new_from_file_async (file, G_PRIORITY_DEFAULT, NULL, NULL, NULL, NULL, from_file_done, &result);
   while (result == NULL)
     g_main_context_iteration (NULL, TRUE);
-  bundle = serio_bundle_from_file_finish (result, &error);
+  bundle = serio_bundle_new_from_file_finish (result, &error);
   g_assert_null (bundle);
   assert_file_error (file, error);
   g_clear_error (&error);
 
-  bundle = serio_bundle_from_file (missing, NULL, &error);
+  bundle = serio_bundle_new_from_file (missing, NULL, NULL, NULL, &error);
   g_assert_null (bundle);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
   g_assert_cmpuint (serio_error_get_line (error), ==, 0);

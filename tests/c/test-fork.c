@@ -64,8 +64,8 @@ static gboolean
 same_bundles (SerioBundle *a,
               SerioBundle *b)
 {
-  g_autoptr(GBytes) text_a = serio_bundle_to_bytes (a);
-  g_autoptr(GBytes) text_b = serio_bundle_to_bytes (b);
+  g_autoptr(GBytes) text_a = serio_bundle_to_bytes (a, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(GBytes) text_b = serio_bundle_to_bytes (b, SERIO_SAVE_FLAGS_PLAIN);
 
   if (serio_bundle_get_n_arrays (a) != serio_bundle_get_n_arrays (b))
     return FALSE;
@@ -136,22 +136,129 @@ child_save_and_load (gpointer data)
 {
   const char *dir = data;
   g_autoptr(SerioBundle) bundle = make_bundle (7);
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
-  g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (text, NULL);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(SerioBundle) parsed = serio_bundle_new_from_bytes (text, NULL);
   g_autofree char *path = g_build_filename (dir, "child.serio", NULL);
   g_autoptr(GFile) file = g_file_new_for_path (path);
   g_autoptr(SerioBundle) loaded = NULL;
 
   if (parsed == NULL || !same_bundles (parsed, bundle))
     return 1;
-  if (!serio_bundle_save_to_file (bundle, file, NULL, NULL))
+  if (!serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, NULL))
     return 2;
-  loaded = serio_bundle_from_file (file, NULL, NULL);
+  loaded = serio_bundle_new_from_file (file, NULL, NULL, NULL, NULL);
   if (loaded == NULL || !same_bundles (loaded, bundle))
     return 3;
   g_unlink (path);
 
   return 0;
+}
+
+/* The asynchronous calls, from a main loop: a save, then a load of what
+ * it wrote, and a write to a stream and a load from it. */
+typedef struct
+{
+  GMainLoop   *loop;
+  SerioBundle *loaded;
+  gboolean     saved;
+  guint        pending;
+} AsyncChild;
+
+static void
+child_saved_cb (GObject      *source,
+                GAsyncResult *result,
+                gpointer      data)
+{
+  AsyncChild *child = data;
+
+  child->saved = serio_bundle_save_to_file_finish (SERIO_BUNDLE (source), result, NULL);
+  g_main_loop_quit (child->loop);
+}
+
+static void
+child_loaded_cb (GObject      *source,
+                 GAsyncResult *result,
+                 gpointer      data)
+{
+  AsyncChild *child = data;
+
+  child->loaded = serio_bundle_new_from_file_finish (result, NULL);
+  g_main_loop_quit (child->loop);
+}
+
+static void
+child_written_cb (GObject      *source,
+                  GAsyncResult *result,
+                  gpointer      data)
+{
+  AsyncChild *child = data;
+
+  child->saved = serio_bundle_write_to_stream_finish (SERIO_BUNDLE (source), result, NULL);
+  g_main_loop_quit (child->loop);
+}
+
+static void
+child_read_cb (GObject      *source,
+               GAsyncResult *result,
+               gpointer      data)
+{
+  AsyncChild *child = data;
+
+  child->loaded = serio_bundle_new_from_stream_finish (result, NULL);
+  g_main_loop_quit (child->loop);
+}
+
+/* Runs the asynchronous calls once; returns 0 or the number of the check
+ * that failed (a call that never completes hangs, which the parent's
+ * deadline catches). */
+static int
+save_and_load_async (const char *dir,
+                     int         first_check)
+{
+  g_autoptr(SerioBundle) bundle = make_bundle (11);
+  g_autofree char *path = g_build_filename (dir, "async.serio", NULL);
+  g_autoptr(GFile) file = g_file_new_for_path (path);
+  g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
+  g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
+  g_autoptr(GBytes) written = NULL;
+  g_autoptr(GInputStream) in = NULL;
+  AsyncChild child = { loop, NULL, FALSE, 0 };
+
+  serio_bundle_save_to_file_async (bundle, file, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT, NULL,
+                                   NULL, NULL, NULL, child_saved_cb, &child);
+  g_main_loop_run (loop);
+  if (!child.saved)
+    return first_check;
+
+  serio_bundle_new_from_file_async (file, G_PRIORITY_DEFAULT, NULL, NULL, NULL, NULL,
+                                    child_loaded_cb, &child);
+  g_main_loop_run (loop);
+  if (child.loaded == NULL || !same_bundles (child.loaded, bundle))
+    return first_check + 1;
+  g_clear_object (&child.loaded);
+  g_unlink (path);
+
+  child.saved = FALSE;
+  serio_bundle_write_to_stream_async (bundle, out, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT, NULL,
+                                      child_written_cb, &child);
+  g_main_loop_run (loop);
+  if (!child.saved || !g_output_stream_close (out, NULL, NULL))
+    return first_check + 2;
+  written = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+  in = g_memory_input_stream_new_from_bytes (written);
+  serio_bundle_new_from_stream_async (in, G_PRIORITY_DEFAULT, NULL, child_read_cb, &child);
+  g_main_loop_run (loop);
+  if (child.loaded == NULL || !same_bundles (child.loaded, bundle))
+    return first_check + 3;
+  g_clear_object (&child.loaded);
+
+  return 0;
+}
+
+static int
+child_async (gpointer data)
+{
+  return save_and_load_async (data, 10);
 }
 
 static char *
@@ -172,8 +279,8 @@ static void
 test_after_bundle (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (1);
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
-  g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (text, NULL);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(SerioBundle) parsed = serio_bundle_new_from_bytes (text, NULL);
   g_autofree char *dir = make_dir ();
 
   g_test_summary ("After parallel to_bytes and from_bytes in the parent, a forked "
@@ -188,7 +295,7 @@ test_after_bundle (void)
   assert_child_succeeds (child_save_and_load, dir);
   /* And again: the parent's threads still work after the fork. */
   {
-    g_autoptr(GBytes) again = serio_bundle_to_bytes (bundle);
+    g_autoptr(GBytes) again = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
 
     g_assert_true (g_bytes_equal (again, text));
   }
@@ -220,7 +327,7 @@ child_streams (gpointer data)
 
   /* The writer's second array, with threads, then the whole text. */
   if (!serio_writer_write_array (s->writer, "second", s->values, N_VALUES, NULL, NULL) ||
-      !serio_writer_finish (s->writer, NULL, NULL))
+      !serio_writer_end (s->writer, NULL, NULL))
     return 10;
   text = g_bytes_new (g_memory_output_stream_get_data (s->written),
                       g_memory_output_stream_get_data_size (s->written));
@@ -272,7 +379,7 @@ test_streams (void)
   g_autoptr(GBytes) expected = NULL;
   g_autoptr(GBytes) reader_text = NULL;
   g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new (out);
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GInputStream) in = NULL;
   g_autoptr(SerioReader) reader = NULL;
   g_autoptr(GError) error = NULL;
@@ -287,7 +394,7 @@ test_streams (void)
 
   serio_bundle_append (both, "first", values, N_VALUES);
   serio_bundle_append (both, "second", values, N_VALUES);
-  expected = serio_bundle_to_sealed_bytes (both);
+  expected = serio_bundle_to_bytes (both, SERIO_SAVE_FLAGS_NONE);
 
   serio_writer_set_threads (writer, 4);
   g_assert_true (serio_writer_write_array (writer, "first", values, N_VALUES, NULL, &error));
@@ -297,7 +404,7 @@ test_streams (void)
     g_autoptr(SerioBundle) one = serio_bundle_new ();
 
     serio_bundle_append (one, "w", values, N_VALUES);
-    reader_text = serio_bundle_to_bytes (one);
+    reader_text = serio_bundle_to_bytes (one, SERIO_SAVE_FLAGS_PLAIN);
   }
   in = g_memory_input_stream_new_from_bytes (reader_text);
   reader = serio_reader_new (in);
@@ -314,7 +421,7 @@ test_streams (void)
 
   /* The parent's copies go on as if nothing happened. */
   g_assert_true (serio_writer_write_array (writer, "second", values, N_VALUES, NULL, &error));
-  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_true (serio_writer_end (writer, NULL, &error));
   g_assert_no_error (error);
   {
     GMemoryOutputStream *memory = G_MEMORY_OUTPUT_STREAM (out);
@@ -349,7 +456,7 @@ busy_thread (gpointer data)
     {
       g_autoptr(GInputStream) in = g_memory_input_stream_new_from_bytes (busy->text);
       g_autoptr(SerioReader) reader = serio_reader_new (in);
-      g_autoptr(SerioBundle) parsed = serio_bundle_from_bytes (busy->text, NULL);
+      g_autoptr(SerioBundle) parsed = serio_bundle_new_from_bytes (busy->text, NULL);
       gsize n_read = 0;
 
       serio_reader_set_threads (reader, 4);
@@ -367,7 +474,7 @@ static void
 test_busy (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (3);
-  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_autofree char *dir = make_dir ();
   Busy busy = { text, 0, 0, 0 };
   GThread *thread;
@@ -404,6 +511,26 @@ test_busy (void)
   g_assert_no_errno (g_rmdir (dir));
 }
 
+static void
+test_async (void)
+{
+  g_autofree char *dir = make_dir ();
+
+  g_test_summary ("The bundle's asynchronous loads and saves complete in a child "
+                  "forked after the parent used them: they run on libserio's own "
+                  "threads. On GLib's shared GTask pool, whose threads the parent's "
+                  "calls had started, the child's calls never completed.");
+
+  /* The parent's own asynchronous calls first, as a program does before
+   * it forks workers. */
+  g_assert_cmpint (save_and_load_async (dir, 1), ==, 0);
+  assert_child_succeeds (child_async, dir);
+  /* and the parent's calls still work afterwards */
+  g_assert_cmpint (save_and_load_async (dir, 1), ==, 0);
+
+  g_assert_no_errno (g_rmdir (dir));
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -413,6 +540,7 @@ main (int   argc,
   g_test_add_func ("/fork/after-bundle", test_after_bundle);
   g_test_add_func ("/fork/streams", test_streams);
   g_test_add_func ("/fork/busy-thread", test_busy);
+  g_test_add_func ("/fork/async", test_async);
 
   return g_test_run ();
 }

@@ -89,7 +89,7 @@ small_integers_text (guint64 *bits,
     bits[i] = test_bits_of ((double) g_test_rand_int_range (-99999, 100000));
   serio_bundle_append (bundle, "w", (const double *) bits, n);
 
-  return serio_bundle_to_bytes (bundle);
+  return serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
 }
 
 static void

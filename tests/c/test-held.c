@@ -5,7 +5,7 @@
  * Copyright 2026 The libserio authors
  *
  * Each test here failed with the bug it names planted in the library:
- * a parallel span that ends exactly at a comma, serio_writer_finish()
+ * a parallel span that ends exactly at a comma, serio_writer_end()
  * flushing its stream, serio_writer_write_bytes() refusing a size that is
  * not a multiple of 8 before it begins an array, the snapshot that
  * serio_bundle_write_to_stream_async() writes, and the room
@@ -56,7 +56,7 @@ comma_text (guint64 *bits,
   for (gsize i = 0; i < n; i++)
     bits[i] = longest_token_bits ();
   serio_bundle_append (bundle, "w", (const double *) bits, n);
-  text = serio_bundle_to_bytes (bundle);
+  text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
 
   /* the premise: tokens of 23 bytes only */
   g_assert_cmpuint (g_bytes_get_size (text), ==, strlen (head) + n * (TOKEN_MAX + 1));
@@ -146,14 +146,14 @@ test_comma_span (void)
           g_autoptr(SerioBundle) bundle = serio_bundle_new ();
 
           serio_bundle_append (bundle, "w", (const double *) bits, COMMA_VALUES);
-          input = serio_bundle_to_sealed_bytes (bundle);
+          input = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
         }
       else
         {
           input = g_bytes_ref (text);
         }
 
-      back = serio_bundle_from_bytes (input, &error);
+      back = serio_bundle_new_from_bytes (input, &error);
       g_assert_no_error (error);
       g_assert_cmpuint (serio_bundle_get_n_arrays (back), ==, 1);
       values = serio_bundle_get_values (back, 0, &n_values);
@@ -234,20 +234,20 @@ test_finish_flushes (void)
 {
   g_autoptr(GOutputStream) base = g_memory_output_stream_new_resizable ();
   g_autoptr(GOutputStream) buffered = g_buffered_output_stream_new_sized (base, 8 * 1024 * 1024);
-  g_autoptr(SerioWriter) writer = serio_writer_new (buffered);
+  g_autoptr(SerioWriter) writer = serio_writer_new (buffered, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   g_autoptr(GBytes) expected = NULL;
   g_autoptr(GBytes) text = NULL;
   g_autoptr(GError) error = NULL;
 
-  g_test_summary ("serio_writer_finish() flushes its stream: over a GBufferedOutputStream the "
+  g_test_summary ("serio_writer_end() flushes its stream: over a GBufferedOutputStream the "
                   "whole text reaches the base stream, which stays open.");
 
   write_some_arrays (writer, bundle);
-  expected = serio_bundle_to_sealed_bytes (bundle);
+  expected = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   g_assert_cmpuint (g_memory_output_stream_get_data_size (G_MEMORY_OUTPUT_STREAM (base)), ==, 0);
 
-  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_true (serio_writer_end (writer, NULL, &error));
   g_assert_no_error (error);
   text = memory_stream_bytes (base);
   test_assert_same_bytes (text, expected);
@@ -261,17 +261,17 @@ test_finish_flush_fails (void)
   g_autoptr(GOutputStream) out = g_object_new (TEST_TYPE_FLUSH_FAILING_STREAM,
                                                "realloc-function", g_realloc,
                                                "destroy-function", g_free, NULL);
-  g_autoptr(SerioWriter) writer = serio_writer_new (out);
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   g_autoptr(GError) error = NULL;
   g_autoptr(GError) again = NULL;
   double one = 1.0;
 
-  g_test_summary ("A stream whose flush fails fails serio_writer_finish() with the stream's "
+  g_test_summary ("A stream whose flush fails fails serio_writer_end() with the stream's "
                   "error, and the writer stays broken.");
 
   write_some_arrays (writer, bundle);
-  g_assert_false (serio_writer_finish (writer, NULL, &error));
+  g_assert_false (serio_writer_end (writer, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE);
   g_assert_cmpstr (error->message, ==, "The flush failed (test)");
   g_assert_cmpuint (TEST_FLUSH_FAILING_STREAM (out)->n_flushes, ==, 1);
@@ -280,7 +280,7 @@ test_finish_flush_fails (void)
   g_assert_false (serio_writer_write_array (writer, "late", &one, 1, NULL, &again));
   g_assert_error (again, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE);
   g_clear_error (&again);
-  g_assert_false (serio_writer_finish (writer, NULL, &again));
+  g_assert_false (serio_writer_end (writer, NULL, &again));
   g_assert_error (again, G_IO_ERROR, G_IO_ERROR_BROKEN_PIPE);
 }
 
@@ -295,7 +295,7 @@ test_write_bytes_odd_size (void)
   g_autofree double *values = g_new (double, 2000);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new (out);
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GBytes) expected = NULL;
   g_autoptr(GBytes) text = NULL;
   g_autoptr(GError) error = NULL;
@@ -333,7 +333,7 @@ test_write_bytes_odd_size (void)
   g_assert_true (serio_writer_close (writer, NULL, &error));
   g_assert_no_error (error);
   text = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
-  expected = serio_bundle_to_sealed_bytes (bundle);
+  expected = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   test_assert_same_bytes (text, expected);
 }
 
@@ -364,8 +364,8 @@ test_async_snapshot (void)
       g_autofree char *name = g_strdup_printf ("later%u", round);
       SerioSaveFlags flags = round % 2 == 0 ? SERIO_SAVE_FLAGS_NONE : SERIO_SAVE_FLAGS_PLAIN;
 
-      expected = flags == SERIO_SAVE_FLAGS_PLAIN ? serio_bundle_to_bytes (bundle) :
-                                                   serio_bundle_to_sealed_bytes (bundle);
+      expected = flags == SERIO_SAVE_FLAGS_PLAIN ? serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN) :
+                                                   serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
       serio_bundle_write_to_stream_async (bundle, out, flags, G_PRIORITY_DEFAULT, NULL,
                                           test_store_result, &result);
       serio_bundle_append (bundle, name, values + round % 32, 1 + round % 32);

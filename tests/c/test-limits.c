@@ -73,7 +73,7 @@ test_values_beyond_memory (void)
       /* The values need 128 MiB; a quarter of it is left. */
       g_assert_true (cap_address_space (32 * MIB));
 
-      bundle = serio_bundle_from_bytes (bytes, &error);
+      bundle = serio_bundle_new_from_bytes (bytes, &error);
       g_assert_null (bundle);
       g_assert_error (error, SERIO_ERROR, SERIO_ERROR_LENGTH);
       g_assert_cmpuint (serio_error_get_line (error), ==, 1);

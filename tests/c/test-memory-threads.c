@@ -74,7 +74,7 @@ text_of (const guint64 *bits,
   serio_bundle_append (bundle, "", (const double *) bits + 1, n - 1);
 
   set_threads (many_threads);
-  return sealed ? serio_bundle_to_sealed_bytes (bundle) : serio_bundle_to_bytes (bundle);
+  return sealed ? serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE) : serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
 }
 
 static void
@@ -105,7 +105,7 @@ test_identical (gconstpointer data)
       test_assert_same_bytes (parallel, serial);
 
       set_threads (TRUE);
-      back = serio_bundle_from_bytes (parallel, &error);
+      back = serio_bundle_new_from_bytes (parallel, &error);
       g_assert_no_error (error);
       g_assert_cmpuint (serio_bundle_get_n_arrays (back), ==, 3);
       values = serio_bundle_get_values (back, 1, &n_values);
@@ -132,9 +132,9 @@ assert_same_failure (const char *text,
   g_autoptr(SerioBundle) b = NULL;
 
   set_threads (FALSE);
-  a = serio_bundle_from_bytes (bytes, &serial);
+  a = serio_bundle_new_from_bytes (bytes, &serial);
   set_threads (TRUE);
-  b = serio_bundle_from_bytes (bytes, &parallel);
+  b = serio_bundle_new_from_bytes (bytes, &parallel);
   g_unsetenv ("SERIO_THREADS");
 
   g_assert_null (a);
@@ -331,7 +331,7 @@ test_reader_pieces (void)
     damage (damaged, 333333, "1p-0");
     whole = g_bytes_new (damaged->str, damaged->len);
     set_threads (FALSE);
-    none = serio_bundle_from_bytes (whole, &expected);
+    none = serio_bundle_new_from_bytes (whole, &expected);
     g_assert_null (none);
     set_threads (TRUE);
     g_string_replace (damaged, "v1|w|", "v1|long[]|", 1);

@@ -3,7 +3,7 @@
  *
  * Copyright 2026 The libserio authors
  *
- * Every text here is read twice: whole, by serio_bundle_from_bytes(), and
+ * Every text here is read twice: whole, by serio_bundle_new_from_bytes(), and
  * through a SerioReader fed one byte at a time or in random pieces, with a
  * small buffer or the default one, its values taken in random pieces. Both
  * must accept the same arrays, or fail with the same code and the same
@@ -120,7 +120,7 @@ rd_compare_with (GBytes *text,
 {
   g_autoptr(GError) expected = NULL;
   g_autoptr(GError) actual = NULL;
-  g_autoptr(SerioBundle) whole = serio_bundle_from_bytes (text, &expected);
+  g_autoptr(SerioBundle) whole = serio_bundle_new_from_bytes (text, &expected);
   g_autoptr(SerioBundle) streamed = rd_read (text, chunk, buffer_size, NULL, &actual);
 
   if (expected != NULL)
@@ -328,7 +328,7 @@ test_mutations (gconstpointer data)
   for (guint it = 0; it < iterations; it++)
     {
       g_autoptr(SerioBundle) bundle = random_bundle (g_test_rand_int_range (0, 5), 12);
-      g_autoptr(GBytes) original = sealed ? serio_bundle_to_sealed_bytes (bundle) : serio_bundle_to_bytes (bundle);
+      g_autoptr(GBytes) original = sealed ? serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE) : serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
       gsize size;
       const char *bytes = g_bytes_get_data (original, &size);
       g_autoptr(GString) text = g_string_new_len (bytes, size);
@@ -412,7 +412,7 @@ test_large (gconstpointer data)
     for (gsize i = 0; i < n; i += 1000)
       serio_bundle_append (bundle, "part", values + i, 1000);
 
-  sealed = serio_bundle_to_sealed_bytes (bundle);
+  sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   g_assert_cmpuint (g_bytes_get_size (sealed), >, (n / 200000.0) * 3 * 1024 * 1024);
   rd_compare_with (sealed, -65536, DEFAULT_BUFFER);
   rd_compare_with (sealed, -3000, 4096);
@@ -526,7 +526,7 @@ test_skip (void)
   serio_bundle_append (bundle, "a", values, 1);
   serio_bundle_append (bundle, "skip", values, 3);
   serio_bundle_append (bundle, "b", values, 2);
-  sealed = serio_bundle_to_sealed_bytes (bundle);
+  sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   g_assert_true (rd_read_skipping (sealed, &n_read, &error));
   g_assert_no_error (error);
   g_assert_cmpuint (n_read, ==, 2);
@@ -545,7 +545,7 @@ test_shapes (void)
   const char *text = "v1|w[2x3]|6|1,2,3,4,5,6\nv1|s[]|1|5\nv1|bad[2x2]|3|1,2,3\n"
                      "v1|plain|2|1,2\nv1|e[0x4]|0|\n";
   g_autoptr(GBytes) bytes = g_bytes_new_static (text, strlen (text));
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (bytes, NULL);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_bytes (bytes, NULL);
   g_autoptr(GInputStream) stream = test_chunked_input_stream_new (bytes, -5);
   g_autoptr(SerioReader) reader = serio_reader_new (stream);
   g_autoptr(GError) error = NULL;

@@ -292,14 +292,14 @@ test_rejection (gconstpointer data)
   const Rejection *r = data;
   g_autoptr(GBytes) bytes = g_bytes_new (r->input, r->len);
   g_autoptr(GError) error = NULL;
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (bytes, &error);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_bytes (bytes, &error);
 
   g_assert_null (bundle);
   assert_code (error, r);
   assert_message (error->message, r);
 
   /* Without a GError, the result is still NULL. */
-  bundle = serio_bundle_from_bytes (bytes, NULL);
+  bundle = serio_bundle_new_from_bytes (bytes, NULL);
   g_assert_null (bundle);
 
   /* The same through from_string, where the input has no NUL. */
@@ -307,7 +307,7 @@ test_rejection (gconstpointer data)
     {
       g_autoptr(GError) string_error = NULL;
 
-      bundle = serio_bundle_from_string (r->input, &string_error);
+      bundle = serio_bundle_new_from_string (r->input, &string_error);
       g_assert_null (bundle);
       g_assert_nonnull (string_error);
       g_assert_cmpint (string_error->code, ==, error->code);
@@ -336,7 +336,7 @@ check_long_token (const char *token,
   g_autofree char *text = g_strconcat ("v1|x|1|", token, "\n", NULL);
   g_autofree char *prefix = g_strndup (token, 20);
   g_autoptr(GError) error = NULL;
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_string (text, &error);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (text, &error);
   Rejection r = { text, strlen (text), code, -1, 1, 1, prefix };
 
   g_assert_null (bundle);
@@ -381,7 +381,7 @@ test_far_line (void)
     g_string_append (text, "v1|a|1|1\n\r\n\n");
   g_string_append (text, "v1|b|2|1,1p-1075\n");
 
-  bundle = serio_bundle_from_string (text->str, &error);
+  bundle = serio_bundle_new_from_string (text->str, &error);
   g_assert_null (bundle);
   assert_code (error, &r);
   assert_message (error->message, &r);
@@ -394,13 +394,13 @@ test_string_stops_at_nul (void)
   static const char text[] = "v1|x|0|\n\0garbage";
   g_autoptr(GBytes) bytes = g_bytes_new (text, sizeof text - 1);
   g_autoptr(GError) error = NULL;
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_string (text, &error);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (text, &error);
 
   g_assert_no_error (error);
   g_assert_cmpuint (serio_bundle_get_n_arrays (bundle), ==, 1);
   g_clear_object (&bundle);
 
-  bundle = serio_bundle_from_bytes (bytes, &error);
+  bundle = serio_bundle_new_from_bytes (bytes, &error);
   g_assert_null (bundle);
   g_assert_error (error, SERIO_ERROR, SERIO_ERROR_TRUNCATED);
 }
@@ -477,8 +477,8 @@ test_cut_every_byte (void)
       g_autofree char *string = g_strndup (sample->str, cut);
       g_autoptr(GError) error = NULL;
       g_autoptr(GError) string_error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (slice, &error);
-      g_autoptr(SerioBundle) from_string = serio_bundle_from_string (string, &string_error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_bytes (slice, &error);
+      g_autoptr(SerioBundle) from_string = serio_bundle_new_from_string (string, &string_error);
       gssize complete = -1;
 
       if (cut == 0)
@@ -551,12 +551,12 @@ static void
 check_canonical (const char *text)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_string (text, &error);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (text, &error);
   g_autofree char *expected = normalize (text);
   g_autofree char *again = NULL;
 
   g_assert_no_error (error);
-  again = serio_bundle_to_string (bundle);
+  again = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (again, ==, expected);
 }
 
@@ -617,7 +617,7 @@ test_canonical_random (void)
           n_values_total += n_values;
         }
 
-      text = serio_bundle_to_string (bundle);
+      text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
       for (const char *p = text; *p != '\0'; p++)
         {
           if (*p == '\n' && g_test_rand_bit ())

@@ -45,7 +45,7 @@ static char *
 plain_text (SerioBundle *bundle,
             gsize       *len)
 {
-  char *text = serio_bundle_to_string (bundle);
+  char *text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
 
   *len = strlen (text);
   return text;
@@ -81,7 +81,7 @@ parse (const char  *text,
 {
   g_autoptr(GBytes) bytes = g_bytes_new (text, len);
 
-  return serio_bundle_from_bytes (bytes, error);
+  return serio_bundle_new_from_bytes (bytes, error);
 }
 
 /* Asserts that @text fails to parse with @code (or with any SERIO_ERROR
@@ -107,8 +107,8 @@ test_format (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (5, 40);
   g_autoptr(SerioBundle) empty = serio_bundle_new ();
-  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
-  g_autoptr(GBytes) sealed_empty = serio_bundle_to_sealed_bytes (empty);
+  g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
+  g_autoptr(GBytes) sealed_empty = serio_bundle_to_bytes (empty, SERIO_SAVE_FLAGS_NONE);
   gsize len;
   g_autofree char *plain = plain_text (bundle, &len);
   g_autoptr(GString) expected = seal_by_hand (plain, len);
@@ -136,9 +136,9 @@ test_round_trip (void)
   for (guint i = 0; i < iterations; i++)
     {
       g_autoptr(SerioBundle) bundle = make_bundle (g_test_rand_int_range (0, 6), 3000);
-      g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
+      g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
       g_autoptr(GError) error = NULL;
-      g_autoptr(SerioBundle) back = serio_bundle_from_bytes (sealed, &error);
+      g_autoptr(SerioBundle) back = serio_bundle_new_from_bytes (sealed, &error);
 
       g_assert_no_error (error);
       g_assert_true (serio_bundle_equal (bundle, back));
@@ -163,8 +163,8 @@ test_round_trip (void)
         values[2 * i + 1] = test_double_of (bits ^ TEST_SIGN_BIT);
       }
     serio_bundle_append (bundle, "patterns", values, patterns->len * 2);
-    sealed = serio_bundle_to_sealed_bytes (bundle);
-    back = serio_bundle_from_bytes (sealed, &error);
+    sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
+    back = serio_bundle_new_from_bytes (sealed, &error);
     g_assert_no_error (error);
     got = serio_bundle_get_values (back, 0, &n);
     g_assert_cmpuint (n, ==, patterns->len * 2);
@@ -240,7 +240,7 @@ test_substitution_every_byte (void)
   serio_bundle_append (bundle, "dense.w", w, G_N_ELEMENTS (w));
   serio_bundle_append (bundle, "dense.b", b, G_N_ELEMENTS (b));
   serio_bundle_append (bundle, "empty", NULL, 0);
-  sealed = serio_bundle_to_sealed_bytes (bundle);
+  sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   data = g_bytes_get_data (sealed, &sealed_len);
   plain = plain_text (bundle, &plain_len);
 
@@ -265,7 +265,7 @@ static void
 test_substitution_random (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (6, 2000);
-  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   gsize plain_len, sealed_len;
   g_autofree char *plain = plain_text (bundle, &plain_len);
   const char *data = g_bytes_get_data (sealed, &sealed_len);
@@ -298,7 +298,7 @@ static void
 test_truncation (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (4, 30);
-  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   gsize len;
   const char *data = g_bytes_get_data (sealed, &len);
 
@@ -350,7 +350,7 @@ static void
 test_lines (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (5, 20);
-  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   gsize len;
   const char *data = g_bytes_get_data (sealed, &len);
   g_autoptr(GPtrArray) lines = split_lines (data, len);
@@ -451,7 +451,7 @@ test_reserved_records (void)
   for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
     {
       g_autoptr(GError) error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_string (cases[i].text, &error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (cases[i].text, &error);
       g_autofree char *prefix = g_strdup_printf ("Line %u", cases[i].line);
 
       g_assert_null (bundle);
@@ -466,7 +466,7 @@ static void
 test_after_the_seal (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (2, 5);
-  g_autoptr(GBytes) sealed = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   gsize len;
   const char *data = g_bytes_get_data (sealed, &len);
   const char *tails[] = { "\n", "\r\n", "v1|a|1|1\n", OPENING, "v1|serio.seal|3|1,0,0\n" };
@@ -537,7 +537,7 @@ test_large_record (void)
     values[i] = test_double_of (test_rand_u64 ());
   serio_bundle_append (bundle, "big", values, n);
   serio_bundle_append (bundle, "small", values, 3);
-  sealed = serio_bundle_to_sealed_bytes (bundle);
+  sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   data = g_bytes_get_data (sealed, &len);
   plain = plain_text (bundle, &plain_len);
   expected = seal_by_hand (plain, plain_len);

@@ -213,7 +213,7 @@ static void
 test_parsed_text (void)
 {
   g_autoptr(GError) error = NULL;
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_string (
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (
     "v1|conv1.weight[2x1x1x1]|2|1,-1\n"
     "v1|bn1.num_batches_tracked[]|1|5\n"
     "v1|fc.bias|3|1,2,3\n"
@@ -253,7 +253,7 @@ test_append_with_shape (void)
   serio_bundle_append_with_shape (bundle, "e", empty, 2, NULL, 0);
   serio_bundle_append_with_shape (bundle, "a|b", shape, 2, values, 6);
 
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (text, ==,
                    "v1|w[2x3]|6|1p-1,-0,1,2,3,4\n"
                    "v1|n[]|1|5\n"
@@ -264,7 +264,7 @@ test_append_with_shape (void)
   test_assert_same_bits (serio_bundle_get_values (bundle, 0, &n_values), expected, 6);
   g_assert_cmpuint (n_values, ==, 6);
 
-  parsed = serio_bundle_from_string (text, &error);
+  parsed = serio_bundle_new_from_string (text, &error);
   g_assert_no_error (error);
   g_assert_true (serio_bundle_equal (parsed, bundle));
   assert_shape (parsed, 0, "w", 2, (guint64) 2, (guint64) 3);
@@ -287,7 +287,7 @@ test_append_bytes_with_shape (void)
 
   serio_bundle_append_bytes_with_shape (bundle, "w", shape, 2, bytes);
   serio_bundle_append_bytes_with_shape (bundle, "e", zero, 1, empty);
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   g_assert_cmpstr (text, ==, "v1|w[1x2]|2|1p-2,-1\nv1|e[0]|0|\n");
   assert_shape (bundle, 0, "w", 2, (guint64) 1, (guint64) 2);
 }

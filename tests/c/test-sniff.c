@@ -182,7 +182,7 @@ test_from_memory (void)
     {
       const Fixture *f = fixtures->pdata[i];
       g_autoptr(GError) error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (f->bytes, &error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_bytes (f->bytes, &error);
       gsize len;
       const char *data = g_bytes_get_data (f->bytes, &len);
 
@@ -193,7 +193,7 @@ test_from_memory (void)
         {
           g_autofree char *text = g_strndup (data, len);
           g_autoptr(GError) string_error = NULL;
-          g_autoptr(SerioBundle) from_string = serio_bundle_from_string (text, &string_error);
+          g_autoptr(SerioBundle) from_string = serio_bundle_new_from_string (text, &string_error);
 
           g_assert_null (from_string);
           assert_not_serio (string_error, f, "from_string");
@@ -257,7 +257,7 @@ test_from_file (void)
       const char *data = g_bytes_get_data (f->bytes, &len);
 
       g_assert_true (g_file_set_contents (path, data, len, &load_error));
-      bundle = serio_bundle_from_file (file, NULL, &load_error);
+      bundle = serio_bundle_new_from_file (file, NULL, NULL, NULL, &load_error);
       g_assert_null (bundle);
       assert_not_serio (load_error, f, "from_file");
     }
@@ -296,7 +296,7 @@ test_others_unchanged (void)
       g_autoptr(GBytes) bytes = g_bytes_new_static (cases[i].text, strlen (cases[i].text));
       g_autoptr(GError) error = NULL;
       g_autoptr(GError) reader_error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_bytes (bytes, &error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_bytes (bytes, &error);
       g_autoptr(GInputStream) stream = test_chunked_input_stream_new (bytes, 1);
       g_autoptr(SerioReader) reader = serio_reader_new (stream);
 

@@ -90,7 +90,7 @@ test_memory (void)
 
     g_assert_true (reset_peak ());
     start = test_status_kib ("VmRSS:");
-    back = serio_bundle_from_file (file, NULL, &error);
+    back = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error);
     g_assert_no_error (error);
     peak = test_status_kib ("VmHWM:");
     g_test_message ("from_file: %ld KiB above %ld KiB", peak - start, start);
@@ -162,7 +162,7 @@ test_tiny_records (void)
 
   g_assert_true (reset_peak ());
   start = test_status_kib ("VmRSS:");
-  back = serio_bundle_from_file (file, NULL, &error);
+  back = serio_bundle_new_from_file (file, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   peak = test_status_kib ("VmHWM:");
   g_test_message ("from_file, 10^6 records: %ld KiB above %ld KiB", peak - start, start);

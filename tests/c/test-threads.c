@@ -63,12 +63,12 @@ first_use_thread (gpointer data)
 
   start_line_wait (use->start);
 
-  bad = serio_bundle_from_string (first_bad, &error);
+  bad = serio_bundle_new_from_string (first_bad, &error);
   use->code = error != NULL ? error->code : -1;
   use->message = error != NULL ? g_strdup (error->message) : NULL;
 
-  good = serio_bundle_from_string (first_good, NULL);
-  use->text = good != NULL ? serio_bundle_to_string (good) : NULL;
+  good = serio_bundle_new_from_string (first_good, NULL);
+  use->text = good != NULL ? serio_bundle_to_string (good, SERIO_SAVE_FLAGS_PLAIN) : NULL;
 
   return NULL;
 }
@@ -97,7 +97,7 @@ test_first_use (void)
   for (guint i = 0; i < N_THREADS; i++)
     g_thread_join (threads[i]);
 
-  bad = serio_bundle_from_string (first_bad, &error);
+  bad = serio_bundle_new_from_string (first_bad, &error);
   g_assert_null (bad);
   g_assert_error (error, SERIO_ERROR, SERIO_ERROR_SYNTAX);
 
@@ -152,19 +152,19 @@ reader_thread (gpointer data)
   Reader *reader = data;
   Shared *shared = reader->shared;
   SerioBundle *bundle = shared->bundle;
-  g_autoptr(SerioBundle) own = serio_bundle_from_string (shared->text, NULL);
+  g_autoptr(SerioBundle) own = serio_bundle_new_from_string (shared->text, NULL);
 
   start_line_wait (&shared->start);
 
   for (guint k = 0; k < shared->iterations; k++)
     {
-      g_autofree char *text = serio_bundle_to_string (bundle);
-      g_autoptr(GBytes) bytes = serio_bundle_to_bytes (bundle);
-      g_autoptr(SerioBundle) parsed = serio_bundle_from_string (text, NULL);
+      g_autofree char *text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
+      g_autoptr(GBytes) bytes = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+      g_autoptr(SerioBundle) parsed = serio_bundle_new_from_string (text, NULL);
 
       expect (reader, strcmp (text, shared->text) == 0);
       expect (reader, g_bytes_equal (bytes, shared->bytes));
-      expect (reader, serio_checksum (text) == shared->checksum);
+      expect (reader, serio_compute_checksum (text) == shared->checksum);
       expect (reader, serio_bundle_equal (bundle, own));
       expect (reader, serio_bundle_equal (own, bundle));
       expect (reader, parsed != NULL && serio_bundle_equal (parsed, bundle));
@@ -218,11 +218,11 @@ test_shared_readers (void)
     }
 
   /* What one thread reads alone. */
-  text = serio_bundle_to_string (bundle);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
   shared.bundle = bundle;
   shared.text = text;
-  shared.bytes = serio_bundle_to_bytes (bundle);
-  shared.checksum = serio_checksum (text);
+  shared.bytes = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+  shared.checksum = serio_compute_checksum (text);
   shared.values = g_ptr_array_new_with_free_func ((GDestroyNotify) g_bytes_unref);
   shared.lookups = g_array_new (FALSE, FALSE, sizeof (guint));
   for (guint i = 0; i < serio_bundle_get_n_arrays (bundle); i++)

@@ -67,7 +67,7 @@ check_piecewise (const double *values,
 {
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = sealed ? serio_writer_new (stream) : serio_writer_new_plain (stream);
+  g_autoptr(SerioWriter) writer = sealed ? serio_writer_new (stream, SERIO_SAVE_FLAGS_NONE) : serio_writer_new (stream, SERIO_SAVE_FLAGS_PLAIN);
   g_autoptr(GBytes) plain = NULL;
   g_autoptr(GBytes) expected = NULL;
   g_autoptr(GBytes) written = NULL;
@@ -150,19 +150,19 @@ check_piecewise (const double *values,
   g_assert_true (g_output_stream_is_closed (stream));
 
   written = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (stream));
-  plain = serio_bundle_to_bytes (bundle);
+  plain = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
   expected = sealed ? reference_sealed (plain, n_arrays) : g_bytes_ref (plain);
   test_assert_same_bytes (written, expected);
   if (sealed)
     {
-      g_autoptr(GBytes) from_bundle = serio_bundle_to_sealed_bytes (bundle);
+      g_autoptr(GBytes) from_bundle = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
 
       test_assert_same_bytes (written, from_bundle);
     }
 
   /* And it reads back. */
   {
-    g_autoptr(SerioBundle) back = serio_bundle_from_bytes (written, &error);
+    g_autoptr(SerioBundle) back = serio_bundle_new_from_bytes (written, &error);
 
     g_assert_no_error (error);
     g_assert_true (serio_bundle_equal (back, bundle));
@@ -220,9 +220,9 @@ static void
 test_empty (void)
 {
   g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new (stream);
+  g_autoptr(SerioWriter) writer = serio_writer_new (stream, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(SerioBundle) empty = serio_bundle_new ();
-  g_autoptr(GBytes) plain = serio_bundle_to_bytes (empty);
+  g_autoptr(GBytes) plain = serio_bundle_to_bytes (empty, SERIO_SAVE_FLAGS_PLAIN);
   g_autoptr(GBytes) expected = reference_sealed (plain, 0);
   g_autoptr(GBytes) written = NULL;
   g_autoptr(GError) error = NULL;
@@ -238,7 +238,7 @@ test_empty (void)
   /* A plain empty text is empty. */
   {
     g_autoptr(GOutputStream) plain_stream = g_memory_output_stream_new_resizable ();
-    g_autoptr(SerioWriter) plain_writer = serio_writer_new_plain (plain_stream);
+    g_autoptr(SerioWriter) plain_writer = serio_writer_new (plain_stream, SERIO_SAVE_FLAGS_PLAIN);
 
     g_assert_true (serio_writer_close (plain_writer, NULL, &error));
     g_assert_no_error (error);
@@ -258,7 +258,7 @@ static void
 test_misuse (void)
 {
   g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new_plain (stream);
+  g_autoptr(SerioWriter) writer = serio_writer_new (stream, SERIO_SAVE_FLAGS_PLAIN);
   g_autoptr(GError) error = NULL;
   g_autoptr(GBytes) odd = g_bytes_new ("12345678x", 9);
   g_autoptr(GBytes) written = NULL;
@@ -297,7 +297,7 @@ test_misuse (void)
   g_assert_false (serio_writer_write_array (writer, "b", values, 1, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
-  g_assert_false (serio_writer_finish (writer, NULL, &error));
+  g_assert_false (serio_writer_end (writer, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT);
   g_clear_error (&error);
 
@@ -314,9 +314,9 @@ test_misuse (void)
   /* the writer goes on as if nothing happened */
   g_assert_true (serio_writer_add_values (writer, values + 1, 2, NULL, &error));
   g_assert_true (serio_writer_write_array (writer, "b", values, 4, NULL, &error));
-  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_true (serio_writer_end (writer, NULL, &error));
   g_assert_no_error (error);
-  g_assert_true (serio_writer_finish (writer, NULL, &error));
+  g_assert_true (serio_writer_end (writer, NULL, &error));
   g_assert_false (g_output_stream_is_closed (stream));
 
   written = contents_of (stream);
@@ -340,7 +340,7 @@ static void
 test_precondition_names (void)
 {
   g_autoptr(GOutputStream) stream = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new (stream);
+  g_autoptr(SerioWriter) writer = serio_writer_new (stream, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GError) error = NULL;
   const char *bad[] = { "serio.sealed", "serio.seal", "\xff", "a\xc3" };
 
@@ -370,7 +370,7 @@ test_stream_fails (gconstpointer data)
   gboolean cancel = GPOINTER_TO_INT (data);
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   g_autoptr(GOutputStream) stream = test_failing_output_stream_new (3 * 1024 * 1024, cancel ? cancellable : NULL);
-  g_autoptr(SerioWriter) writer = serio_writer_new (stream);
+  g_autoptr(SerioWriter) writer = serio_writer_new (stream, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GError) error = NULL;
   g_autofree double *values = g_new (double, 100000);
   gboolean ok = TRUE;
@@ -446,7 +446,7 @@ test_old_file_kept (void)
   /* dropped mid-array, after a few megabytes went out */
   {
     g_autoptr(GFileOutputStream) stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
-    SerioWriter *writer = serio_writer_new (G_OUTPUT_STREAM (stream));
+    SerioWriter *writer = serio_writer_new (G_OUTPUT_STREAM (stream), SERIO_SAVE_FLAGS_NONE);
 
     g_assert_no_error (error);
     g_assert_true (serio_writer_begin_array (writer, "w", 400000, NULL, &error));
@@ -460,7 +460,7 @@ test_old_file_kept (void)
   /* closed with values missing */
   {
     g_autoptr(GFileOutputStream) stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
-    g_autoptr(SerioWriter) writer = serio_writer_new (G_OUTPUT_STREAM (stream));
+    g_autoptr(SerioWriter) writer = serio_writer_new (G_OUTPUT_STREAM (stream), SERIO_SAVE_FLAGS_NONE);
 
     g_assert_true (serio_writer_begin_array (writer, "w", 400000, NULL, &error));
     g_assert_true (serio_writer_add_values (writer, values, 300000, NULL, &error));
@@ -473,7 +473,7 @@ test_old_file_kept (void)
   /* cancelled on the way out */
   {
     g_autoptr(GFileOutputStream) stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
-    g_autoptr(SerioWriter) writer = serio_writer_new (G_OUTPUT_STREAM (stream));
+    g_autoptr(SerioWriter) writer = serio_writer_new (G_OUTPUT_STREAM (stream), SERIO_SAVE_FLAGS_NONE);
     g_autoptr(GCancellable) cancellable = g_cancellable_new ();
 
     g_assert_true (serio_writer_write_array (writer, "w", values, 1000, NULL, &error));
@@ -487,7 +487,7 @@ test_old_file_kept (void)
   /* and a complete text does replace it */
   {
     g_autoptr(GFileOutputStream) stream = g_file_replace (file, NULL, FALSE, G_FILE_CREATE_NONE, NULL, &error);
-    g_autoptr(SerioWriter) writer = serio_writer_new_plain (G_OUTPUT_STREAM (stream));
+    g_autoptr(SerioWriter) writer = serio_writer_new (G_OUTPUT_STREAM (stream), SERIO_SAVE_FLAGS_PLAIN);
 
     g_assert_true (serio_writer_write_array (writer, "new", values, 0, NULL, &error));
     g_assert_true (serio_writer_close (writer, NULL, &error));
@@ -567,7 +567,7 @@ test_for_file (void)
   {
     g_autoptr(SerioWriter) writer = begin_file_writer (file, SERIO_SAVE_FLAGS_NONE, values, n, n);
 
-    g_assert_true (serio_writer_finish (writer, NULL, &error));
+    g_assert_true (serio_writer_end (writer, NULL, &error));
     g_assert_no_error (error);
   }
   assert_file_is (path, old);
@@ -600,7 +600,7 @@ test_for_file (void)
   g_assert_cmpint (g_chmod (path, 0640), ==, 0);
   {
     g_autoptr(SerioWriter) writer = begin_file_writer (file, SERIO_SAVE_FLAGS_NONE, values, n, n);
-    g_autoptr(GBytes) expected = serio_bundle_to_sealed_bytes (bundle);
+    g_autoptr(GBytes) expected = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
     g_autoptr(GBytes) written = NULL;
     GStatBuf st;
 
@@ -617,7 +617,7 @@ test_for_file (void)
   /* plain */
   {
     g_autoptr(SerioWriter) writer = begin_file_writer (file, SERIO_SAVE_FLAGS_PLAIN, values, n, n);
-    g_autoptr(GBytes) expected = serio_bundle_to_bytes (bundle);
+    g_autoptr(GBytes) expected = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
     g_autoptr(GBytes) written = NULL;
 
     g_assert_true (serio_writer_close (writer, NULL, &error));

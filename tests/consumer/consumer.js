@@ -52,7 +52,7 @@ function main() {
 
     const bundle = new Serio.Bundle();
     bundle.append('dense.w', [...f64FromBits(INPUT_BITS), NaN]);
-    const parsed = Serio.Bundle.from_string(bundle.to_string());
+    const parsed = Serio.Bundle.new_from_string(bundle.to_string(Serio.SaveFlags.PLAIN));
     const [found, index] = parsed.lookup('dense.w');
     check(found, 'the array is missing after the round trip');
     const got = bitsOf(parsed.get_bytes(index));
@@ -62,7 +62,7 @@ function main() {
 
     let caught = null;
     try {
-        Serio.Bundle.from_string('v2|x|0|\n');
+        Serio.Bundle.new_from_string('v2|x|0|\n');
     } catch (e) {
         caught = e;
     }

@@ -53,7 +53,7 @@ main ()
   Serio.Bundle parsed;
   try
     {
-      parsed = new Serio.Bundle.from_string (bundle.to_string ());
+      parsed = new Serio.Bundle.from_string (bundle.to_string (Serio.SaveFlags.PLAIN));
     }
   catch (GLib.Error e)
     {

@@ -40,7 +40,7 @@ function caught(func) {
 }
 
 test('a value error carries its line and index', () => {
-    const e = caught(() => Serio.Bundle.from_string('v1|a|1|1\n\r\nv1|b|3|1,2,01\n'));
+    const e = caught(() => Serio.Bundle.new_from_string('v1|a|1|1\n\r\nv1|b|3|1,2,01\n'));
     assertEqual(e.matches(Serio.Error, Serio.Error.SYNTAX), true, 'code');
     assertEqual(Serio.error_get_line(e), 3, 'line');
     assertEqual(Serio.error_get_value_index(e), 3, 'value index');
@@ -51,7 +51,7 @@ test('a value error carries its line and index', () => {
 });
 
 test('a line error has no value index', () => {
-    const e = caught(() => Serio.Bundle.from_bytes(new GLib.Bytes(new TextEncoder().encode('v1|a|0|\nv1|b|2|1\n'))));
+    const e = caught(() => Serio.Bundle.new_from_bytes(new GLib.Bytes(new TextEncoder().encode('v1|a|0|\nv1|b|2|1\n'))));
     assertEqual(e.matches(Serio.Error, Serio.Error.LENGTH), true, 'code');
     assertEqual(Serio.error_get_line(e), 2, 'line');
     assertEqual(Serio.error_get_value_index(e), 0, 'value index');
@@ -62,7 +62,7 @@ test('from_file names the file and keeps the location', () => {
     stream.output_stream.write_all(new TextEncoder().encode('\n\nv1|x|1|1p1024\n'), null);
     stream.close(null);
     try {
-        const e = caught(() => Serio.Bundle.from_file(file, null));
+        const e = caught(() => Serio.Bundle.new_from_file(file, null, null));
         assertEqual(e.matches(Serio.Error, Serio.Error.DOMAIN), true, 'code');
         assertEqual(e.message.startsWith(`${file.get_parse_name()}: `), true, 'message names the file');
         assertEqual(Serio.error_get_line(e), 3, 'line');
@@ -75,13 +75,13 @@ test('from_file names the file and keeps the location', () => {
 test('a damaged sealed text fails with Serio.Error.INTEGRITY on the seal\'s line', () => {
     const b = Serio.Bundle.new();
     b.append('w', [0.1, -0, 3]);
-    const text = new TextDecoder().decode(b.to_sealed_bytes().toArray());
+    const text = new TextDecoder().decode(b.to_bytes(Serio.SaveFlags.NONE).toArray());
     const damaged = text.replace('3602879701896397p-55', '3602879701896399p-55');
     assertEqual(damaged !== text, true, 'the digit was changed');
-    const e = caught(() => Serio.Bundle.from_string(damaged));
+    const e = caught(() => Serio.Bundle.new_from_string(damaged));
     assertEqual(e.matches(Serio.Error, Serio.Error.INTEGRITY), true, 'code');
     assertEqual(Serio.error_get_line(e), 3, 'line');
-    assertEqual(Serio.Bundle.from_string(text).equal(b), true, 'the undamaged text reads back');
+    assertEqual(Serio.Bundle.new_from_string(text).equal(b), true, 'the undamaged text reads back');
 });
 
 test('an error made in JavaScript has no location', () => {
@@ -92,14 +92,19 @@ test('an error made in JavaScript has no location', () => {
     assertEqual(Serio.error_get_line(io), 0, 'other domain');
 });
 
-test('error_locate gives the location as values', () => {
+test('a failed reader keeps the location as values', () => {
     const text = new GLib.Bytes(new TextEncoder().encode('v1|a|2|1,1.5\n'));
-    const [failed, code, line, index] = Serio.error_locate(text);
-    assertEqual(failed, true, 'failed');
-    assertEqual(code, Serio.Error.SYNTAX, 'code');
-    assertEqual(line, 1, 'line');
-    assertEqual(index, 2, 'value index');
-    assertEqual(Serio.error_locate(new GLib.Bytes(new TextEncoder().encode('v1|a|0|\n')))[0], false, 'valid');
+    const reader = Serio.Reader.new(Gio.MemoryInputStream.new_from_bytes(text));
+    assertEqual(reader.get_error_line(), 0, 'no error yet');
+    const e = caught(() => Serio.Bundle.new_from_reader(reader, null));
+    assertEqual(e.code, Serio.Error.SYNTAX, 'code');
+    assertEqual(reader.get_error_line(), 1, 'line');
+    assertEqual(reader.get_error_value_index(), 2, 'value index');
+    assertEqual(reader.get_error_line(), Serio.error_get_line(e), 'as the error says');
+    const valid = Serio.Reader.new(Gio.MemoryInputStream.new_from_bytes(
+        new GLib.Bytes(new TextEncoder().encode('v1|a|0|\n'))));
+    Serio.Bundle.new_from_reader(valid, null);
+    assertEqual(valid.get_error_line(), 0, 'valid');
 });
 
 print(`1..${nTests}`);

@@ -102,7 +102,7 @@ save_loop (const char *path,
 
       printf ("save %u\n", which);
       fflush (stdout);
-      if (!serio_bundle_save_to_file (which == 0 ? bundle0 : bundle1, file, NULL, &error))
+      if (!serio_bundle_save_to_file (which == 0 ? bundle0 : bundle1, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error))
         {
           fprintf (stderr, "save %u failed: %s\n", which, error->message);
           return 1;
@@ -133,7 +133,7 @@ save_limited (const char *path,
   if (ignore_signal)
     signal (SIGXFSZ, SIG_IGN);
 
-  if (serio_bundle_save_to_file (bundle, file, NULL, &error))
+  if (serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error))
     printf ("saved\n");
   else
     printf ("%s %d %s\n", g_quark_to_string (error->domain), error->code, error->message);
@@ -179,7 +179,7 @@ save_once (const char *path,
 
   if (canceller.mark != NULL)
     thread = g_thread_new ("canceller", cancel_on_mark, &canceller);
-  saved = serio_bundle_save_to_file (bundle, file, cancellable, &error);
+  saved = serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, cancellable, NULL, NULL, &error);
   if (thread != NULL)
     {
       g_cancellable_cancel (cancellable);
@@ -489,7 +489,7 @@ save (SerioBundle *bundle,
 {
   g_autoptr(GError) error = NULL;
 
-  g_assert_true (serio_bundle_save_to_file (bundle, file, NULL, &error));
+  g_assert_true (serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error));
   g_assert_no_error (error);
 }
 
@@ -568,8 +568,8 @@ test_kill (void)
   guint scale = scale_down (1);
   g_autoptr(SerioBundle) bundle0 = make_bundle (0, scale);
   g_autoptr(SerioBundle) bundle1 = make_bundle (1, scale);
-  g_autoptr(GBytes) text0 = serio_bundle_to_sealed_bytes (bundle0);
-  g_autoptr(GBytes) text1 = serio_bundle_to_sealed_bytes (bundle1);
+  g_autoptr(GBytes) text0 = serio_bundle_to_bytes (bundle0, SERIO_SAVE_FLAGS_NONE);
+  g_autoptr(GBytes) text1 = serio_bundle_to_bytes (bundle1, SERIO_SAVE_FLAGS_NONE);
   SerioBundle *bundles[2] = { bundle0, bundle1 };
   GBytes *texts[2] = { text0, text1 };
   g_autofree char *scale_arg = g_strdup_printf ("%u", scale);
@@ -630,7 +630,7 @@ test_kill (void)
         g_error ("kill %u (after “%s”): the file holds neither bundle (%" G_GSIZE_FORMAT " bytes)",
                  attempt, last ? last : "ready", g_bytes_get_size (contents));
 
-      loaded = serio_bundle_from_file (tmp.file, NULL, &error);
+      loaded = serio_bundle_new_from_file (tmp.file, NULL, NULL, NULL, &error);
       g_assert_no_error (error);
       g_assert_true (serio_bundle_equal (loaded, bundles[which]));
 
@@ -687,7 +687,7 @@ test_kill_first_save (void)
 {
   guint scale = scale_down (10);
   g_autoptr(SerioBundle) bundle = make_bundle (1, scale);
-  g_autoptr(GBytes) text = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   gsize len;
   const char *data = g_bytes_get_data (text, &len);
   /* The end of the first array's record, after the seal's opening one. */
@@ -707,7 +707,7 @@ test_kill_first_save (void)
   if (g_file_test (tmp.path, G_FILE_TEST_EXISTS))
     {
       g_autoptr(GBytes) contents = read_file (tmp.path);
-      g_autoptr(SerioBundle) partial = serio_bundle_from_bytes (contents, NULL);
+      g_autoptr(SerioBundle) partial = serio_bundle_new_from_bytes (contents, NULL);
 
       if (!g_bytes_equal (contents, text))
         g_test_fail_printf ("the killed save left %" G_GSIZE_FORMAT " of %" G_GSIZE_FORMAT " bytes "
@@ -794,19 +794,19 @@ test_cancel_before (void)
   old_text = read_file (tmp.path);
   g_cancellable_cancel (cancellable);
 
-  g_assert_false (serio_bundle_save_to_file (new, tmp.file, cancellable, &error));
+  g_assert_false (serio_bundle_save_to_file (new, tmp.file, SERIO_SAVE_FLAGS_NONE, cancellable, NULL, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_clear_error (&error);
   assert_file_is (&tmp, old_text);
 
   new_path = g_build_filename (tmp.dir, "new.serio", NULL);
   new_file = g_file_new_for_path (new_path);
-  g_assert_false (serio_bundle_save_to_file (new, new_file, cancellable, &error));
+  g_assert_false (serio_bundle_save_to_file (new, new_file, SERIO_SAVE_FLAGS_NONE, cancellable, NULL, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_clear_error (&error);
   assert_file_is (&tmp, old_text);
 
-  loaded = serio_bundle_from_file (tmp.file, cancellable, &error);
+  loaded = serio_bundle_new_from_file (tmp.file, cancellable, NULL, NULL, &error);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_assert_null (loaded);
 
@@ -847,7 +847,7 @@ test_cancel_mid_save (void)
   g_autoptr(SerioBundle) old = make_bundle (0, scale_down (10));
   g_autoptr(SerioBundle) new = make_bundle (1, scale_down (1));
   g_autoptr(GBytes) old_text = NULL;
-  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new, SERIO_SAVE_FLAGS_NONE);
   guint cancelled = 0, completed = 0;
   TempDir tmp;
 
@@ -868,7 +868,7 @@ test_cancel_mid_save (void)
       g_autoptr(GError) error = NULL;
       Canceller canceller = { tmp.dir, cancellable, 0, FALSE };
       GThread *thread = g_thread_new ("canceller", cancel_mid_save, &canceller);
-      gboolean saved = serio_bundle_save_to_file (new, tmp.file, cancellable, &error);
+      gboolean saved = serio_bundle_save_to_file (new, tmp.file, SERIO_SAVE_FLAGS_NONE, cancellable, NULL, NULL, &error);
 
       g_atomic_int_set (&canceller.save_returned, 1);
       g_thread_join (thread);
@@ -927,7 +927,7 @@ loaded_cb (GObject      *source,
 {
   AsyncState *state = data;
 
-  state->loaded = serio_bundle_from_file_finish (result, &state->error);
+  state->loaded = serio_bundle_new_from_file_finish (result, &state->error);
   g_main_loop_quit (state->loop);
 }
 
@@ -945,7 +945,7 @@ saved_cb (GObject      *source,
       return;
     }
 
-  serio_bundle_from_file_async (state->file, G_PRIORITY_DEFAULT, NULL, loaded_cb, state);
+  serio_bundle_new_from_file_async (state->file, G_PRIORITY_DEFAULT, NULL, NULL, NULL, NULL, loaded_cb, state);
 }
 
 static void
@@ -964,7 +964,7 @@ test_async (void)
   state.file = tmp.file;
   tick_id = g_timeout_add (1, tick, &state);
 
-  serio_bundle_save_to_file_async (bundle, tmp.file, G_PRIORITY_DEFAULT, NULL, saved_cb, &state);
+  serio_bundle_save_to_file_async (bundle, tmp.file, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT, NULL, NULL, NULL, NULL, saved_cb, &state);
   g_main_loop_run (loop);
   g_source_remove (tick_id);
 
@@ -997,7 +997,7 @@ test_async_errors (void)
   old_text = read_file (tmp.path);
 
   missing = g_file_new_build_filename (tmp.dir, "missing.serio", NULL);
-  serio_bundle_from_file_async (missing, G_PRIORITY_DEFAULT, NULL, loaded_cb, &state);
+  serio_bundle_new_from_file_async (missing, G_PRIORITY_DEFAULT, NULL, NULL, NULL, NULL, loaded_cb, &state);
   g_main_loop_run (loop);
   g_assert_null (state.loaded);
   g_assert_error (state.error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
@@ -1005,7 +1005,7 @@ test_async_errors (void)
 
   g_cancellable_cancel (cancellable);
   state.file = tmp.file;
-  serio_bundle_save_to_file_async (new, tmp.file, G_PRIORITY_DEFAULT, cancellable, saved_cb, &state);
+  serio_bundle_save_to_file_async (new, tmp.file, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT, cancellable, NULL, NULL, NULL, saved_cb, &state);
   g_main_loop_run (loop);
   g_assert_error (state.error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
   g_clear_error (&state.error);
@@ -1034,12 +1034,12 @@ test_read_errors (void)
   dir = g_file_new_for_path (tmp.dir);
   missing = g_file_get_child (dir, "missing.serio");
 
-  bundle = serio_bundle_from_file (missing, NULL, &error);
+  bundle = serio_bundle_new_from_file (missing, NULL, NULL, NULL, &error);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
   g_assert_null (bundle);
   g_clear_error (&error);
 
-  bundle = serio_bundle_from_file (dir, NULL, &error);
+  bundle = serio_bundle_new_from_file (dir, NULL, NULL, NULL, &error);
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_IS_DIRECTORY);
   g_assert_null (bundle);
 
@@ -1064,7 +1064,7 @@ test_write_errors (void)
   subdir = g_file_new_build_filename (tmp.dir, "subdir", NULL);
   g_assert_true (g_file_make_directory (subdir, NULL, NULL));
 
-  g_assert_false (serio_bundle_save_to_file (bundle, subdir, NULL, &error));
+  g_assert_false (serio_bundle_save_to_file (bundle, subdir, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_IS_DIRECTORY);
   expected = g_strdup_printf ("Cannot save to “%s”: %s", g_file_peek_path (subdir), g_strerror (EISDIR));
   g_assert_cmpstr (error->message, ==, expected);
@@ -1073,7 +1073,7 @@ test_write_errors (void)
   g_assert_true (g_file_query_file_type (subdir, G_FILE_QUERY_INFO_NONE, NULL) == G_FILE_TYPE_DIRECTORY);
 
   in_missing_dir = g_file_resolve_relative_path (subdir, "missing/model.serio");
-  g_assert_false (serio_bundle_save_to_file (bundle, in_missing_dir, NULL, &error));
+  g_assert_false (serio_bundle_save_to_file (bundle, in_missing_dir, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_FOUND);
   /* The target as the caller passed it, not a temporary file. */
   expected = g_strdup_printf ("Cannot save to “%s”: %s", g_file_peek_path (in_missing_dir), g_strerror (ENOENT));
@@ -1085,7 +1085,7 @@ test_write_errors (void)
   {
     g_autoptr(GFile) resource = g_file_new_for_uri ("resource:///org/example/model.serio");
 
-    g_assert_false (serio_bundle_save_to_file (bundle, resource, NULL, &error));
+    g_assert_false (serio_bundle_save_to_file (bundle, resource, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error));
     g_assert_true (error->domain == G_IO_ERROR);
     g_test_message ("save to a resource: %s", error->message);
     g_assert_true (g_str_has_prefix (error->message, "Cannot save to “resource:///org/example/model.serio”: "));
@@ -1127,11 +1127,11 @@ test_parse_errors (void)
       g_file_set_contents (tmp.path, files[i].contents, -1, &error);
       g_assert_no_error (error);
 
-      bundle = serio_bundle_from_file (tmp.file, NULL, &error);
+      bundle = serio_bundle_new_from_file (tmp.file, NULL, NULL, NULL, &error);
       g_assert_error (error, SERIO_ERROR, files[i].code);
       g_assert_null (bundle);
 
-      serio_bundle_from_file_async (tmp.file, G_PRIORITY_DEFAULT, NULL, loaded_cb, &state);
+      serio_bundle_new_from_file_async (tmp.file, G_PRIORITY_DEFAULT, NULL, NULL, NULL, NULL, loaded_cb, &state);
       g_main_loop_run (loop);
       g_assert_error (state.error, SERIO_ERROR, files[i].code);
       g_assert_null (state.loaded);
@@ -1151,7 +1151,7 @@ test_mode_kept (void)
   static const guint modes[] = { 0600, 0640, 0755, 0400 };
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new, SERIO_SAVE_FLAGS_NONE);
   TempDir tmp;
 
   g_test_summary ("Saving over a file keeps its mode (0600 stays 0600), and its "
@@ -1205,8 +1205,8 @@ test_symlink (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
-  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old, SERIO_SAVE_FLAGS_NONE);
+  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GBytes) real_text = NULL;
   g_autoptr(GBytes) link_text = NULL;
   g_autoptr(GFile) real = NULL;
@@ -1270,7 +1270,7 @@ assert_save_refused (TempDir    *tmp,
   g_autoptr(SerioWriter) writer = NULL;
   g_autoptr(GError) error = NULL;
 
-  g_assert_false (serio_bundle_save_to_file (bundle, file, NULL, &error));
+  g_assert_false (serio_bundle_save_to_file (bundle, file, SERIO_SAVE_FLAGS_NONE, NULL, NULL, NULL, &error));
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_NOT_REGULAR_FILE);
   g_assert_cmpstr (error->message, ==, expected);
   g_clear_error (&error);
@@ -1425,8 +1425,8 @@ test_xattrs_kept (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
-  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old, SERIO_SAVE_FLAGS_NONE);
+  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new, SERIO_SAVE_FLAGS_NONE);
   gboolean acl, trusted, security;
   TempDir tmp;
 
@@ -1515,8 +1515,8 @@ test_hard_link (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
-  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old, SERIO_SAVE_FLAGS_NONE);
+  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GBytes) other_text = NULL;
   g_autoptr(GBytes) saved_text = NULL;
   g_autofree char *other_path = NULL;
@@ -1704,7 +1704,7 @@ check_faults_of (const char * const *fault_env,
                  guint               scale)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
-  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
+  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GPtrArray) env = g_ptr_array_new ();
   g_autofree char *out = NULL;
   TempDir tmp;
@@ -1855,7 +1855,7 @@ static void
 test_write_behind (void)
 {
   g_autoptr(SerioBundle) big = make_bundle (BIG_BUNDLE, 1);
-  g_autoptr(GBytes) big_text = serio_bundle_to_sealed_bytes (big);
+  g_autoptr(GBytes) big_text = serio_bundle_to_bytes (big, SERIO_SAVE_FLAGS_NONE);
   gsize text_len = g_bytes_get_size (big_text);
 
   g_test_summary ("A save of more than 8 MiB asks the kernel to start writing each "
@@ -1970,7 +1970,7 @@ test_link_without_proc (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new, SERIO_SAVE_FLAGS_NONE);
 
   g_test_summary ("Where linking the unnamed file through /proc/self/fd fails, it "
                   "is linked with AT_EMPTY_PATH (as root), for a new file and over "
@@ -2029,7 +2029,7 @@ test_temp_name_collision (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 1000);
   g_autoptr(SerioBundle) new = make_bundle (1, 1000);
-  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new, SERIO_SAVE_FLAGS_NONE);
 
   g_test_summary ("A temporary name that is taken is skipped for another; when "
                   "every name tried is taken, the save fails with "
@@ -2077,7 +2077,7 @@ static void
 test_kill_leftovers (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, 100);
-  g_autoptr(GBytes) old_text = serio_bundle_to_sealed_bytes (old);
+  g_autoptr(GBytes) old_text = serio_bundle_to_bytes (old, SERIO_SAVE_FLAGS_NONE);
 
   g_test_summary ("A save killed while it writes (file size limit, SIGXFSZ) leaves "
                   "no temporary file when it writes an unnamed one, and exactly one "
@@ -2164,7 +2164,7 @@ static void
 test_async_snapshot (void)
 {
   g_autoptr(SerioBundle) bundle = make_bundle (1, scale_down (1));
-  g_autoptr(GBytes) expected = serio_bundle_to_sealed_bytes (bundle);
+  g_autoptr(GBytes) expected = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
   FinishState state = { loop, bundle, FALSE, NULL };
   static const double late[] = { 1.0, 2.0, 3.0 };
@@ -2174,7 +2174,7 @@ test_async_snapshot (void)
                   "array appended at once is not in the file (issue 12).");
 
   temp_dir_init (&tmp);
-  serio_bundle_save_to_file_async (bundle, tmp.file, G_PRIORITY_DEFAULT, NULL, finished_cb, &state);
+  serio_bundle_save_to_file_async (bundle, tmp.file, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT, NULL, NULL, NULL, NULL, finished_cb, &state);
   serio_bundle_append (bundle, "late", late, G_N_ELEMENTS (late));
   g_main_loop_run (loop);
 
@@ -2191,7 +2191,7 @@ test_cancel_after_commit (void)
 {
   g_autoptr(SerioBundle) old = make_bundle (0, scale_down (10));
   g_autoptr(SerioBundle) new = make_bundle (1, scale_down (10));
-  g_autoptr(GBytes) new_text = serio_bundle_to_sealed_bytes (new);
+  g_autoptr(GBytes) new_text = serio_bundle_to_bytes (new, SERIO_SAVE_FLAGS_NONE);
   g_autoptr(GMainLoop) loop = g_main_loop_new (NULL, FALSE);
   g_autoptr(GCancellable) cancellable = g_cancellable_new ();
   FinishState state = { loop, new, FALSE, NULL };
@@ -2204,7 +2204,7 @@ test_cancel_after_commit (void)
   temp_dir_init (&tmp);
   save (old, tmp.file);
 
-  serio_bundle_save_to_file_async (new, tmp.file, G_PRIORITY_DEFAULT, cancellable, finished_cb, &state);
+  serio_bundle_save_to_file_async (new, tmp.file, SERIO_SAVE_FLAGS_NONE, G_PRIORITY_DEFAULT, cancellable, NULL, NULL, NULL, finished_cb, &state);
 
   /* The worker thread saves while the main loop does not run: wait for the
    * new file, then cancel before the callback can run. */
@@ -2308,7 +2308,7 @@ test_cli_convert_keeps_mode (void)
       g_assert_cmpuint (stat_of (out).st_mode & 07777, ==, mode);
     }
   out_file = g_file_new_for_path (out);
-  loaded = serio_bundle_from_file (out_file, NULL, &error);
+  loaded = serio_bundle_new_from_file (out_file, NULL, NULL, NULL, &error);
   g_assert_no_error (error);
   {
     gsize n_values;

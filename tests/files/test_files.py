@@ -55,7 +55,7 @@ def tmpfile_supported(directory):
 
 
 def text_of(bundle):
-    return bundle.to_sealed_bytes().get_data()
+    return bundle.to_bytes(Serio.SaveFlags.NONE).get_data()
 
 
 def helper(*args):
@@ -72,7 +72,7 @@ def save_loop(path, first, scale):
     while True:
         which = (first + i) % 2
         print('save', which, flush=True)
-        bundles[which].save_to_file(target, None)
+        bundles[which].save_to_file(target, Serio.SaveFlags.NONE, None)
         print('done', which, flush=True)
         i += 1
 
@@ -84,7 +84,7 @@ def save_limited(path, which, scale, limit, mode):
     resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN if mode == 'ignore' else signal.SIG_DFL)
     try:
-        make_bundle(which, scale).save_to_file(Gio.File.new_for_path(path), None)
+        make_bundle(which, scale).save_to_file(Gio.File.new_for_path(path), Serio.SaveFlags.NONE, None)
         print('saved')
     except GLib.Error as error:
         print(error.domain, error.code, error.message)
@@ -144,9 +144,9 @@ class KillTest(TempDirTestCase):
         new bundle, every time."""
         bundles = [make_bundle(0, SCALE), make_bundle(1, SCALE)]
         texts = [text_of(b) for b in bundles]
-        bundles[0].save_to_file(self.file, None)
+        bundles[0].save_to_file(self.file, Serio.SaveFlags.NONE, None)
         start = time.monotonic()
-        bundles[0].save_to_file(self.file, None)
+        bundles[0].save_to_file(self.file, Serio.SaveFlags.NONE, None)
         save_seconds = max(time.monotonic() - start, 0.001)
 
         current = 0
@@ -171,7 +171,7 @@ class KillTest(TempDirTestCase):
             self.assertIn(contents, texts,
                           'kill %d (after %r): the file holds neither bundle' % (kill, lines[-1:]))
             which = texts.index(contents)
-            self.assertTrue(Serio.Bundle.from_file(self.file, None).equal(bundles[which]))
+            self.assertTrue(Serio.Bundle.new_from_file(self.file, None).equal(bundles[which]))
 
             if not lines:
                 self.assertEqual(which, current)
@@ -216,7 +216,7 @@ class NoSpaceTest(TempDirTestCase):
     def test_replace(self):
         """A save that runs out of file size part-way fails with a GError and
         leaves the old file byte for byte, and no temporary file."""
-        make_bundle(0, 100 * SCALE).save_to_file(self.file, None)
+        make_bundle(0, 100 * SCALE).save_to_file(self.file, Serio.SaveFlags.NONE, None)
         old = self.read()
         self.assertLess(len(old), FSIZE_LIMIT)
         self.run_limited()
@@ -233,18 +233,18 @@ class CancelTest(TempDirTestCase):
     def test_before(self):
         """A save or a load with a cancelled GCancellable fails with
         G_IO_ERROR_CANCELLED and changes nothing."""
-        make_bundle(0, 10 * SCALE).save_to_file(self.file, None)
+        make_bundle(0, 10 * SCALE).save_to_file(self.file, Serio.SaveFlags.NONE, None)
         old = self.read()
         cancellable = Gio.Cancellable()
         cancellable.cancel()
 
         with self.assertRaises(GLib.Error) as caught:
-            make_bundle(1, 10 * SCALE).save_to_file(self.file, cancellable)
+            make_bundle(1, 10 * SCALE).save_to_file(self.file, Serio.SaveFlags.NONE, cancellable)
         self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.CANCELLED)
         self.assertFileIs(old)
 
         with self.assertRaises(GLib.Error) as caught:
-            Serio.Bundle.from_file(self.file, cancellable)
+            Serio.Bundle.new_from_file(self.file, cancellable)
         self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.CANCELLED)
 
     def test_mid_save(self):
@@ -253,7 +253,7 @@ class CancelTest(TempDirTestCase):
         byte for byte, and no temporary file."""
         old_bundle = make_bundle(0, 10 * SCALE)
         new_bundle = make_bundle(1, SCALE)
-        old_bundle.save_to_file(self.file, None)
+        old_bundle.save_to_file(self.file, Serio.SaveFlags.NONE, None)
         old = self.read()
         cancelled = completed = 0
 
@@ -276,7 +276,7 @@ class CancelTest(TempDirTestCase):
             canceller = threading.Thread(target=cancel_on_temp_file)
             canceller.start()
             try:
-                new_bundle.save_to_file(self.file, cancellable)
+                new_bundle.save_to_file(self.file, Serio.SaveFlags.NONE, cancellable)
             except GLib.Error as error:
                 self.assertGError(error, Gio.io_error_quark(), Gio.IOErrorEnum.CANCELLED)
                 self.assertFileIs(old)
@@ -284,7 +284,7 @@ class CancelTest(TempDirTestCase):
             else:
                 # The cancellation came after the rename.
                 self.assertFileIs(text_of(new_bundle))
-                old_bundle.save_to_file(self.file, None)
+                old_bundle.save_to_file(self.file, Serio.SaveFlags.NONE, None)
                 completed += 1
             finally:
                 returned.set()
@@ -305,7 +305,7 @@ class AsyncTest(TempDirTestCase):
 
         def loaded(source, res):
             try:
-                result['loaded'] = Serio.Bundle.from_file_finish(res)
+                result['loaded'] = Serio.Bundle.new_from_file_finish(res)
             except GLib.Error as error:
                 result['error'] = error
             loop.quit()
@@ -317,9 +317,9 @@ class AsyncTest(TempDirTestCase):
                 result['error'] = error
                 loop.quit()
                 return
-            Serio.Bundle.from_file_async(self.file, GLib.PRIORITY_DEFAULT, None, loaded)
+            Serio.Bundle.new_from_file_async(self.file, GLib.PRIORITY_DEFAULT, None, None, None, loaded)
 
-        bundle.save_to_file_async(self.file, GLib.PRIORITY_DEFAULT, None, saved)
+        bundle.save_to_file_async(self.file, Serio.SaveFlags.NONE, GLib.PRIORITY_DEFAULT, None, None, None, saved)
         loop.run()
 
         self.assertNotIn('error', result)
@@ -340,7 +340,7 @@ class AsyncTest(TempDirTestCase):
                 result['error'] = error
             loop.quit()
 
-        bundle.save_to_file_async(self.file, GLib.PRIORITY_DEFAULT, None, saved)
+        bundle.save_to_file_async(self.file, Serio.SaveFlags.NONE, GLib.PRIORITY_DEFAULT, None, None, None, saved)
         bundle.append('late', [1.0, 2.0, 3.0])
         loop.run()
 
@@ -356,13 +356,13 @@ class AsyncTest(TempDirTestCase):
 
         def loaded(source, res):
             try:
-                Serio.Bundle.from_file_finish(res)
+                Serio.Bundle.new_from_file_finish(res)
             except GLib.Error as error:
                 result['error'] = error
             loop.quit()
 
         missing = Gio.File.new_for_path(os.path.join(self.dir, 'missing.serio'))
-        Serio.Bundle.from_file_async(missing, GLib.PRIORITY_DEFAULT, None, loaded)
+        Serio.Bundle.new_from_file_async(missing, GLib.PRIORITY_DEFAULT, None, None, None, loaded)
         loop.run()
         self.assertGError(result['error'], Gio.io_error_quark(), Gio.IOErrorEnum.NOT_FOUND)
 
@@ -372,10 +372,10 @@ class PermissionTest(TempDirTestCase):
     def test_mode_kept(self):
         """Saving over a file keeps its mode: 0600 stays 0600."""
         bundle = make_bundle(0, 1000)
-        bundle.save_to_file(self.file, None)
+        bundle.save_to_file(self.file, Serio.SaveFlags.NONE, None)
         for mode in (0o600, 0o640, 0o755):
             os.chmod(self.path, mode)
-            bundle.save_to_file(self.file, None)
+            bundle.save_to_file(self.file, Serio.SaveFlags.NONE, None)
             self.assertEqual(os.stat(self.path).st_mode & 0o7777, mode)
         self.assertFileIs(text_of(bundle))
 
@@ -384,7 +384,7 @@ class PermissionTest(TempDirTestCase):
         temporary file."""
         target = os.path.join(self.dir, 'missing', FILE_NAME)
         with self.assertRaises(GLib.Error) as caught:
-            make_bundle(0, 1000).save_to_file(Gio.File.new_for_path(target), None)
+            make_bundle(0, 1000).save_to_file(Gio.File.new_for_path(target), Serio.SaveFlags.NONE, None)
         self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.NOT_FOUND)
         self.assertIn('“%s”' % target, caught.exception.message)
         self.assertNotIn('.serio-save-', caught.exception.message)
@@ -395,12 +395,12 @@ class ErrorTest(TempDirTestCase):
     def test_missing(self):
         missing = Gio.File.new_for_path(os.path.join(self.dir, 'missing.serio'))
         with self.assertRaises(GLib.Error) as caught:
-            Serio.Bundle.from_file(missing, None)
+            Serio.Bundle.new_from_file(missing, None)
         self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.NOT_FOUND)
 
     def test_directory(self):
         with self.assertRaises(GLib.Error) as caught:
-            Serio.Bundle.from_file(Gio.File.new_for_path(self.dir), None)
+            Serio.Bundle.new_from_file(Gio.File.new_for_path(self.dir), None)
         self.assertGError(caught.exception, Gio.io_error_quark(), Gio.IOErrorEnum.IS_DIRECTORY)
 
     def test_parse_errors(self):
@@ -417,7 +417,7 @@ class ErrorTest(TempDirTestCase):
                 with open(self.path, 'wb') as f:
                     f.write(contents)
                 with self.assertRaises(GLib.Error) as caught:
-                    Serio.Bundle.from_file(self.file, None)
+                    Serio.Bundle.new_from_file(self.file, None)
                 self.assertEqual((caught.exception.domain, caught.exception.code),
                                  ('serio-error-quark', int(code)))
 

@@ -70,7 +70,7 @@ test('a Float32Array in and out of a bundle, as bytes', () => {
     assertSameBytes(out, F32, 'bundle');
 
     // through the text
-    const back = Serio.Bundle.from_bytes(bundle.to_bytes());
+    const back = Serio.Bundle.new_from_bytes(bundle.to_bytes(Serio.SaveFlags.PLAIN));
     assertEqual(back.get_dtype(0), Serio.Dtype.FLOAT32, 'dtype read back');
     assertSameBytes(new Float32Array(back.get_typed_bytes(0).toArray().buffer), F32, 'text');
 
@@ -99,7 +99,7 @@ test('every typed array of JavaScript in and out', () => {
     for (const [dtype, array] of arrays)
         bundle.append_typed(Serio.Dtype.to_string(dtype), dtype, [array.length], bytesOf(array));
 
-    const back = Serio.Bundle.from_string(bundle.to_string());
+    const back = Serio.Bundle.new_from_string(bundle.to_string(Serio.SaveFlags.PLAIN));
     arrays.forEach(([dtype, array], i) => {
         assertEqual(back.get_dtype(i), dtype, `dtype ${i}`);
         const got = back.get_typed_bytes(i).toArray();
@@ -122,7 +122,7 @@ test('names of types and stored names', () => {
 
 test('out-of-type values are Serio.Error.DOMAIN, in and out', () => {
     try {
-        Serio.Bundle.from_string('v1|m@bool[2]|2|1,2\n');
+        Serio.Bundle.new_from_string('v1|m@bool[2]|2|1,2\n');
         throw new Error('no error');
     } catch (e) {
         assert(e.matches(Serio.Error, Serio.Error.DOMAIN), `${e} is DOMAIN`);
@@ -147,7 +147,7 @@ test('a Float32Array through a Writer and a Reader, in pieces', () => {
         values[i] = Math.fround(Math.sin(i) * 1e-3);
 
     const out = Gio.MemoryOutputStream.new_resizable();
-    const writer = Serio.Writer.new(out);
+    const writer = Serio.Writer.new(out, Serio.SaveFlags.NONE);
     writer.begin_typed_array('x', Serio.Dtype.FLOAT32, [n / 2, 2], null);
     for (let start = 0; start < n; start += 7000)
         writer.add_typed_bytes(bytesOf(values.subarray(start, start + 7000)), null);

@@ -138,7 +138,7 @@ const SPECIAL_BITS = [
 test('append and to_string give the spec line', () => {
     const b = Serio.Bundle.new();
     b.append('dense.w', [0.1, -0, Infinity]);
-    assertEqual(b.to_string(), 'v1|dense.w|3|3602879701896397p-55,-0,inf\n');
+    assertEqual(b.to_string(Serio.SaveFlags.PLAIN), 'v1|dense.w|3|3602879701896397p-55,-0,inf\n');
     assertEqual(b.n_arrays, 1, 'n_arrays');
     assertEqual(b.get_n_arrays(), 1, 'get_n_arrays');
 });
@@ -147,14 +147,14 @@ test('from_string parses and equal compares names and bits', () => {
     const b = Serio.Bundle.new();
     b.append('dense.w', [0.1, -0, Infinity]);
     b.append('empty', []);
-    const c = Serio.Bundle.from_string(b.to_string());
+    const c = Serio.Bundle.new_from_string(b.to_string(Serio.SaveFlags.PLAIN));
     assert(c instanceof Serio.Bundle, 'from_string returns a Bundle');
     assert(b.equal(c), 'parsed bundle equals the original');
     const values = c.get_values(0);
     assert(Array.isArray(values), 'get_values returns an Array');
     assertSameBits(values, [0.1, -0, Infinity]);
     assertEqual(c.get_values(1).length, 0, 'empty array');
-    assertEqual(c.to_string(), b.to_string(), 'canonical text');
+    assertEqual(c.to_string(Serio.SaveFlags.PLAIN), b.to_string(Serio.SaveFlags.PLAIN), 'canonical text');
 
     const zero = Serio.Bundle.new();
     zero.append('dense.w', [0.1, 0, Infinity]);
@@ -167,7 +167,7 @@ test('special values keep their bits', () => {
     b.append_bytes('s', bytesOf(f64FromBits(SPECIAL_BITS)));
     const expected = f64FromBits(canonical(SPECIAL_BITS));
     assertSameBits(float64sOf(b.get_bytes(0)), expected);
-    const c = Serio.Bundle.from_string(b.to_string());
+    const c = Serio.Bundle.new_from_string(b.to_string(Serio.SaveFlags.PLAIN));
     assertSameBits(c.get_values(0), expected);
     assertSameBits(float64sOf(c.get_bytes(0)), expected);
     assert(b.equal(c), 'equal after the text');
@@ -179,7 +179,7 @@ test('random 64-bit patterns round-trip through the text', () => {
     assert(canonical(patterns).some(p => p === CANONICAL_NAN), 'the sample holds NaNs');
     const b = Serio.Bundle.new();
     b.append('r', Array.from(f64FromBits(patterns)));
-    const c = Serio.Bundle.from_string(b.to_string());
+    const c = Serio.Bundle.new_from_string(b.to_string(Serio.SaveFlags.PLAIN));
     assertSameBits(c.get_values(0), expected);
     assertSameBits(float64sOf(c.get_bytes(0)), expected);
 });
@@ -198,7 +198,7 @@ test('bytes bridge: append_bytes and get_bytes are bit-exact', () => {
     const listed = Serio.Bundle.new();
     listed.append('w', Array.from(expected));
     assert(b.equal(listed), 'append_bytes and append agree');
-    assertEqual(b.to_string(), listed.to_string(), 'same text');
+    assertEqual(b.to_string(Serio.SaveFlags.PLAIN), listed.to_string(Serio.SaveFlags.PLAIN), 'same text');
 });
 
 test('bytes bridge: subarray views and empty arrays', () => {
@@ -210,32 +210,32 @@ test('bytes bridge: subarray views and empty arrays', () => {
     assertSameBits(float64sOf(b.get_bytes(0)), part);
     assertEqual(b.get_bytes(1).get_size(), 0, 'empty GBytes');
     assertEqual(float64sOf(b.get_bytes(1)).length, 0, 'empty Float64Array');
-    assertEqual(b.to_string().split('\n')[1], 'v1|empty|0|', 'empty record');
+    assertEqual(b.to_string(Serio.SaveFlags.PLAIN).split('\n')[1], 'v1|empty|0|', 'empty record');
 });
 
 test('errors are GLib.Error in the Serio.Error domain', () => {
     for (const code of ERROR_CODES) {
-        assertThrowsSerio(() => Serio.Bundle.from_string(BAD_INPUTS[code]), code);
-        assertThrowsSerio(() => Serio.Bundle.from_bytes(bytesOfText(BAD_INPUTS[code])), code);
+        assertThrowsSerio(() => Serio.Bundle.new_from_string(BAD_INPUTS[code]), code);
+        assertThrowsSerio(() => Serio.Bundle.new_from_bytes(bytesOfText(BAD_INPUTS[code])), code);
     }
     const text = 'v1|a|1|1\nv1|b|1|1p1024\n';
-    const e = assertThrowsSerio(() => Serio.Bundle.from_string(text), 'DOMAIN');
+    const e = assertThrowsSerio(() => Serio.Bundle.new_from_string(text), 'DOMAIN');
     assert(e.message.includes('1p1024'), `message quotes the token: ${e.message}`);
 });
 
 test('from_bytes and to_bytes', () => {
-    const c = Serio.Bundle.from_bytes(bytesOfText('v1|x|2|1,-1p-1\r\n\nv1|y|0|\n'));
-    assertEqual(c.to_string(), 'v1|x|2|1,-1p-1\nv1|y|0|\n', 'CR LF and blank lines');
+    const c = Serio.Bundle.new_from_bytes(bytesOfText('v1|x|2|1,-1p-1\r\n\nv1|y|0|\n'));
+    assertEqual(c.to_string(Serio.SaveFlags.PLAIN), 'v1|x|2|1,-1p-1\nv1|y|0|\n', 'CR LF and blank lines');
     assertSameBits(c.get_values(0), [1, -0.5]);
-    const text = new TextDecoder().decode(c.to_bytes().toArray());
-    assertEqual(text, c.to_string(), 'to_bytes holds the text');
+    const text = new TextDecoder().decode(c.to_bytes(Serio.SaveFlags.PLAIN).toArray());
+    assertEqual(text, c.to_string(Serio.SaveFlags.PLAIN), 'to_bytes holds the text');
 });
 
 test('names round-trip and lookup returns [found, index]', () => {
     const names = ['température', '日本語', '🙂', '', 'dup', 'dup', 'a|b\rc\nd'];
     const b = Serio.Bundle.new();
     names.forEach((name, i) => b.append(name, [i]));
-    const c = Serio.Bundle.from_string(b.to_string());
+    const c = Serio.Bundle.new_from_string(b.to_string(Serio.SaveFlags.PLAIN));
     const stored = names.map(n => n.replace(/[|\r\n]/g, '_'));
     stored.forEach((name, i) => assertEqual(c.get_name(i), name, `name ${i}`));
     const [found, index] = c.lookup('dup');
@@ -246,10 +246,10 @@ test('names round-trip and lookup returns [found, index]', () => {
 });
 
 test('checksum matches the FNV-1a vectors', () => {
-    assertEqual(Serio.checksum(''), 0x4fd0bfc1, '""');
-    assertEqual(Serio.checksum('a'), 0x296230c0, '"a"');
-    assertEqual(Serio.checksum('foobar'), 0x72ad2699, '"foobar"');
-    assertEqual(Serio.checksum_bytes(bytesOfText('foobar')), 0x72ad2699, 'bytes');
+    assertEqual(Serio.compute_checksum(''), 0x4fd0bfc1, '""');
+    assertEqual(Serio.compute_checksum('a'), 0x296230c0, '"a"');
+    assertEqual(Serio.compute_checksum('foobar'), 0x72ad2699, '"foobar"');
+    assertEqual(Serio.compute_checksum_for_bytes(bytesOfText('foobar')), 0x72ad2699, 'bytes');
 });
 
 test('save_to_file and from_file', () => {
@@ -258,8 +258,8 @@ test('save_to_file and from_file', () => {
     try {
         const b = Serio.Bundle.new();
         b.append('w', [0.5, -0]);
-        assert(b.save_to_file(file, null), 'saved');
-        assert(Serio.Bundle.from_file(file, null).equal(b), 'loaded');
+        assert(b.save_to_file(file, Serio.SaveFlags.NONE, null, null), 'saved');
+        assert(Serio.Bundle.new_from_file(file, null, null).equal(b), 'loaded');
     } finally {
         file.delete(null);
         Gio.File.new_for_path(dir).delete(null);
@@ -272,7 +272,7 @@ test('shapes: append_with_shape, get_shape, get_base_name, lookup', () => {
     b.append_with_shape('steps', [], [5]);
     b.append('bias', [0.5, 0.25]);
     b.append_bytes_with_shape('g', [1, 2], bytesOf(f64FromBits([0x3ff0000000000000n, 0x8000000000000000n])));
-    assertEqual(b.to_string(),
+    assertEqual(b.to_string(Serio.SaveFlags.PLAIN),
         'v1|conv.weight[2x1x3]|6|1,2,3,4,5,6\nv1|steps[]|1|5\n' +
         'v1|bias|2|1p-1,1p-2\nv1|g[1x2]|2|1,-0\n', 'text');
     assertEqual(JSON.stringify(b.get_shape(0)), '[2,1,3]', 'shape 0');
@@ -287,6 +287,69 @@ test('shapes: append_with_shape, get_shape, get_base_name, lookup', () => {
     const copy = b.dup_values(0);
     copy[0] = 42;
     assertSameBits(b.get_values(0), [1, 2, 3, 4, 5, 6]);
+});
+
+function assertProgress(reports, total, minReports, what) {
+    assert(reports.length >= minReports, `${what}: ${reports.length} reports, at least ${minReports}`);
+    for (let i = 0; i < reports.length; i++) {
+        assertEqual(reports[i][1], total, `${what}: total of report ${i}`);
+        if (i > 0)
+            assert(reports[i][0] > reports[i - 1][0], `${what}: report ${i} goes up`);
+    }
+    assertEqual(reports[reports.length - 1][0], total, `${what}: the last report is the total`);
+}
+
+test('async save and load report progress on the main loop before the result', () => {
+    const n = 3 * 1024 * 1024;
+    const values = new Float64Array(n);
+    for (let i = 0; i < n; i++)
+        values[i] = (i % 1000003) / 1024;
+    const b = Serio.Bundle.new();
+    b.append_bytes('big', new GLib.Bytes(new Uint8Array(values.buffer)));
+    const dir = GLib.dir_make_tmp('serio-gjs-XXXXXX');
+    const file = Gio.File.new_for_path(GLib.build_filenamev([dir, 'big.serio']));
+    const loop = GLib.MainLoop.new(null, false);
+    const saving = [], loading = [];
+    let saved = false, loaded = null, reportsAtSave = -1, reportsAtLoad = -1;
+
+    b.save_to_file_async(file, Serio.SaveFlags.NONE, GLib.PRIORITY_DEFAULT, null,
+        (done, total) => {
+            assert(!saved, 'no save report after the result');
+            saving.push([done, total]);
+        },
+        (source, result) => {
+            saved = source.save_to_file_finish(result);
+            reportsAtSave = saving.length;
+            Serio.Bundle.new_from_file_async(file, GLib.PRIORITY_DEFAULT, null,
+                (done, total) => {
+                    assert(loaded === null, 'no load report after the result');
+                    loading.push([done, total]);
+                },
+                (_source, result2) => {
+                    loaded = Serio.Bundle.new_from_file_finish(result2);
+                    reportsAtLoad = loading.length;
+                    loop.quit();
+                });
+        });
+    GLib.timeout_add(GLib.PRIORITY_DEFAULT, 120000, () => {
+        loop.quit();
+        return GLib.SOURCE_REMOVE;
+    });
+    loop.run();
+    // a little longer: a report after the result would show here
+    const until = GLib.get_monotonic_time() + 200000;
+    while (GLib.get_monotonic_time() < until)
+        GLib.MainContext.default().iteration(false);
+
+    assert(saved, 'saved');
+    assert(loaded !== null && loaded.equal(b), 'loaded back');
+    assertEqual(saving.length, reportsAtSave, 'every save report came before the result');
+    assertEqual(loading.length, reportsAtLoad, 'every load report came before the result');
+    assertProgress(saving, n * 8, 3, 'save');
+    const size = file.query_info('standard::size', Gio.FileQueryInfoFlags.NONE, null).get_size();
+    assertProgress(loading, size, Math.floor(size / (1024 * 1024)), 'load');
+    file.delete(null);
+    GLib.rmdir(dir);
 });
 
 print(`1..${nTests}`);

@@ -239,7 +239,7 @@ test_field (gconstpointer data)
 
       input[field->offset] = (char) b;
       bytes = g_bytes_new_static (input, len);
-      bundle = serio_bundle_from_bytes (bytes, &error);
+      bundle = serio_bundle_new_from_bytes (bytes, &error);
       result = bundle != NULL ? ACCEPTED : error->domain == SERIO_ERROR ? error->code : G_MAXINT;
 
       if (result != expected.result)

@@ -554,7 +554,7 @@ parse_and_measure (const HostileCase *hc,
   m.input_size = g_bytes_get_size (input);
 
   start = g_get_monotonic_time ();
-  bundle = serio_bundle_from_bytes (input, &error);
+  bundle = serio_bundle_new_from_bytes (input, &error);
   m.parse_usec = g_get_monotonic_time () - start;
 
   if (bundle != NULL)

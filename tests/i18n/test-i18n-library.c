@@ -125,7 +125,7 @@ expected_message (const MessageCase *message,
 static void
 use_built_catalogues (void)
 {
-  g_autoptr(SerioBundle) bundle = serio_bundle_from_string ("v1|a|0|\n", NULL);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string ("v1|a|0|\n", NULL);
 
   g_assert_nonnull (bundle);
   g_assert_nonnull (bindtextdomain (GETTEXT_PACKAGE, SERIO_TEST_LOCALEDIR));
@@ -148,7 +148,7 @@ test_binding (void)
       g_assert_cmpstr (textdomain ("serio-test-application"), ==, "serio-test-application");
       locale_before = g_strdup (setlocale (LC_ALL, NULL));
 
-      bundle = serio_bundle_from_string ("v1|w|2|5\n", &error);
+      bundle = serio_bundle_new_from_string ("v1|w|2|5\n", &error);
       g_assert_null (bundle);
       g_assert_error (error, SERIO_ERROR, SERIO_ERROR_LENGTH);
 
@@ -184,7 +184,7 @@ test_messages (gconstpointer data)
     {
       const MessageCase *message = &message_cases[i];
       g_autoptr(GError) error = NULL;
-      g_autoptr(SerioBundle) bundle = serio_bundle_from_string (message->text, &error);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new_from_string (message->text, &error);
 
       g_assert_null (bundle);
       g_assert_error (error, SERIO_ERROR, message->code);

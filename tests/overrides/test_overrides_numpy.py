@@ -169,7 +169,7 @@ class TestAppendNumpy(unittest.TestCase):
             self.assertEqual(restored.tobytes(),
                              numpy.asarray(array, dtype=numpy.float64).tobytes(), name)
             # Through the text, by stored name and by base name.
-            parsed = Serio.Bundle.from_string(bundle.to_string())
+            parsed = Serio.Bundle.new_from_string(bundle.to_string(Serio.SaveFlags.PLAIN))
             self.assertEqual(parsed.to_numpy(name).tobytes(), restored.tobytes())
             self.assertEqual(parsed.to_numpy('a').shape, restored.shape)
 

@@ -67,8 +67,8 @@ class TestReader(TempDirTestCase):
         bundle.append_numpy('dense.b', self.b)
         bundle.append_with_shape('steps', [], [4.0])
         bundle.append('dense.w', [1.0])
-        self.sealed = self.write('sealed.serio', bundle.to_sealed_bytes().get_data())
-        self.plain = self.write('plain.serio', bundle.to_bytes().get_data())
+        self.sealed = self.write('sealed.serio', bundle.to_bytes(Serio.SaveFlags.NONE).get_data())
+        self.plain = self.write('plain.serio', bundle.to_bytes(Serio.SaveFlags.PLAIN).get_data())
 
     def test_pairs_from_sealed_and_plain_files(self):
         for path, sealed in ((self.sealed, True), (str(self.plain), False)):

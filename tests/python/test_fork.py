@@ -61,11 +61,11 @@ def save_and_load(job):
     bundle; returns the seed once every result is right."""
     directory, seed = job
     bundle = make_bundle(seed)
-    check_same(bundle, Serio.Bundle.from_bytes(bundle.to_bytes()))
+    check_same(bundle, Serio.Bundle.new_from_bytes(bundle.to_bytes(Serio.SaveFlags.PLAIN)))
     path = os.path.join(directory, 'child-%d-%d.serio' % (os.getpid(), seed))
     gfile = Gio.File.new_for_path(path)
-    bundle.save_to_file(gfile, None)
-    check_same(bundle, Serio.Bundle.from_file(gfile, None))
+    bundle.save_to_file(gfile, Serio.SaveFlags.NONE, None)
+    check_same(bundle, Serio.Bundle.new_from_file(gfile, None))
     os.unlink(path)
     return seed
 
@@ -77,7 +77,7 @@ class ForkTest(unittest.TestCase):
         # Parallel work in this process first: the threads it used are
         # what a child would wait for.
         bundle = make_bundle(1)
-        check_same(bundle, Serio.Bundle.from_bytes(bundle.to_bytes()))
+        check_same(bundle, Serio.Bundle.new_from_bytes(bundle.to_bytes(Serio.SaveFlags.PLAIN)))
 
     def tearDown(self):
         shutil.rmtree(self.dir)

@@ -97,11 +97,11 @@ class ListPathTest(BitExactTestCase):
         b = Serio.Bundle.new()
         b.append('w', array.tolist())
         self.assert_same_bits(b.get_values(0), expected)
-        text = b.to_string()
-        c = Serio.Bundle.from_string(text)
+        text = b.to_string(Serio.SaveFlags.PLAIN)
+        c = Serio.Bundle.new_from_string(text)
         self.assert_same_bits(c.get_values(0), expected)
         self.assertTrue(b.equal(c))
-        self.assertEqual(c.to_string(), text)
+        self.assertEqual(c.to_string(Serio.SaveFlags.PLAIN), text)
 
     def test_weights(self):
         self.check_round_trip(weights(N_RANDOM))
@@ -129,14 +129,14 @@ class BytesBridgeTest(BitExactTestCase):
         b.append_bytes('w', GLib.Bytes.new(array.tobytes()))
         self.assert_same_bits(bytes_of(b, 0), expected)
         self.assert_same_bits(b.get_values(0), expected)
-        c = Serio.Bundle.from_string(b.to_string())
+        c = Serio.Bundle.new_from_string(b.to_string(Serio.SaveFlags.PLAIN))
         self.assert_same_bits(bytes_of(c, 0), expected)
         self.assertTrue(b.equal(c))
 
         listed = Serio.Bundle.new()
         listed.append('w', array.tolist())
         self.assertTrue(b.equal(listed))
-        self.assertEqual(b.to_string(), listed.to_string())
+        self.assertEqual(b.to_string(Serio.SaveFlags.PLAIN), listed.to_string(Serio.SaveFlags.PLAIN))
 
     def test_weights(self):
         self.check_bridge(weights(N_RANDOM))
@@ -156,7 +156,7 @@ class BytesBridgeTest(BitExactTestCase):
     def test_empty(self):
         b = Serio.Bundle.new()
         b.append_bytes('e', GLib.Bytes.new(b''))
-        self.assertEqual(b.to_string(), 'v1|e|0|\n')
+        self.assertEqual(b.to_string(Serio.SaveFlags.PLAIN), 'v1|e|0|\n')
         self.assertEqual(b.get_bytes(0).get_size(), 0)
         self.assertEqual(bytes_of(b, 0).size, 0)
 

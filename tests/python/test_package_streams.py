@@ -36,7 +36,7 @@ def random_float64(rng, shape):
 
 
 def from_file(path):
-    return Serio.Bundle.from_file(Gio.File.new_for_path(str(path)), None)
+    return Serio.Bundle.new_from_file(Gio.File.new_for_path(str(path)), None)
 
 
 class TempDirTestCase(unittest.TestCase):

@@ -25,7 +25,7 @@ class ShapeTest(unittest.TestCase):
         b.append_with_shape('steps', [], [5.0])
         b.append_bytes_with_shape('g', [1, 2], GLib.Bytes.new(bits([0.5, 0.25])))
         b.append('bias', [0.5, 0.25])
-        self.assertEqual(b.to_string(),
+        self.assertEqual(b.to_string(Serio.SaveFlags.PLAIN),
                          'v1|conv.weight[2x1x3]|6|1,2,3,4,5,-0\n'
                          'v1|steps[]|1|5\n'
                          'v1|g[1x2]|2|1p-1,1p-2\n'
@@ -39,14 +39,14 @@ class ShapeTest(unittest.TestCase):
         self.assertEqual(Serio.SHAPE_MAX_DIMS, 32)
 
     def test_parsed_names(self):
-        b = Serio.Bundle.from_string('v1|a[2x2]|4|1,2,3,4\nv1|b[2x2]|3|1,2,3\n'
+        b = Serio.Bundle.new_from_string('v1|a[2x2]|4|1,2,3,4\nv1|b[2x2]|3|1,2,3\n'
                                      'v1|c[]|1|7\nv1|d[02]|2|1,2\n')
         self.assertEqual([b.get_shape(i) for i in range(4)], [[2, 2], [3], [], [2]])
         self.assertEqual([b.get_base_name(i) for i in range(4)],
                          ['a', 'b[2x2]', 'c', 'd[02]'])
 
     def test_large_dims(self):
-        b = Serio.Bundle.from_string('v1|z[18446744073709551615x0]|0|\n')
+        b = Serio.Bundle.new_from_string('v1|z[18446744073709551615x0]|0|\n')
         self.assertEqual(b.get_shape(0), [2**64 - 1, 0])
 
     def test_lookup_rule(self):
