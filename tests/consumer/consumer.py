@@ -68,11 +68,32 @@ except GLib.Error as error:
 else:
     raise AssertionError('a v2 line was accepted')
 
+# The serio package, installed beside the override: a checkpoint of a
+# float32 array and an int comes back with its types and bits.
+import tempfile  # noqa: E402
+
+import numpy  # noqa: E402
+import serio  # noqa: E402
+
+check(under_root(serio.__file__), 'the serio package %s is not the installed one'
+      % serio.__file__)
+# 0.1f, -0, inf, the smallest subnormal and the largest float32.
+weights = numpy.array([0x3dcccccd, 0x80000000, 0x7f800000, 0x00000001, 0x7f7fffff],
+                      dtype=numpy.uint32).view(numpy.float32)
+with tempfile.TemporaryDirectory() as scratch:
+    path = os.path.join(scratch, 'ckpt.serio')
+    serio.save(path, {'w': weights, 'step': 3})
+    state = serio.load(path)
+check(state['w'].dtype == numpy.float32 and
+      state['w'].view(numpy.uint32).tobytes() == weights.view(numpy.uint32).tobytes(),
+      'serio.load changed the float32 array')
+check(type(state['step']) is int and state['step'] == 3, 'serio.load changed the int')
+
 # The library is opened lazily, at the first call into it: look only now.
 with open('/proc/self/maps', encoding='utf-8') as maps:
     libraries = {line.split()[-1] for line in maps if 'libserio-1.0.so' in line}
 check(libraries and all(under_root(p) for p in libraries),
       'libserio loaded from %s' % sorted(libraries))
 
-print('override %s, typelib %s: round trip and error code ok'
+print('override %s, typelib %s: round trip, error code and serio package ok'
       % tuple(os.sep + os.path.relpath(p, ROOT) for p in (override, typelib)))
