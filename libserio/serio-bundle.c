@@ -1117,7 +1117,7 @@ load_thread (GTask        *task,
  *
  * Reads and parses @file in a worker thread, like
  * [ctor@Serio.Bundle.new_from_file], without blocking the main loop. Call
- * [func@Serio.Bundle.new_from_file_finish] from @callback for the result.
+ * [ctor@Serio.Bundle.new_from_file_finish] from @callback for the result.
  *
  * @progress_callback, when not %NULL, is called as for
  * [ctor@Serio.Bundle.new_from_file], but in the thread-default main

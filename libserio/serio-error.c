@@ -144,7 +144,7 @@ lookup_private (const GError *error)
  *
  * Every error that the readers of libserio set in the `SERIO_ERROR` domain
  * has a line. For an error of another domain (a `G_IO_ERROR` from
- * [ctor@Serio.Bundle.from_file]), and for a `SERIO_ERROR` made by other
+ * [ctor@Serio.Bundle.new_from_file]), and for a `SERIO_ERROR` made by other
  * code (with g_error_new(), or rebuilt by a binding from its domain, code
  * and message, as PyGObject does), the line is not known and this returns
  * 0.

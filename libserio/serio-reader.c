@@ -73,7 +73,7 @@
  * [method@Serio.Reader.read_typed_bytes] as elements of the type. Every
  * value read is checked against the type, as the in-memory reader does.
  *
- * The reader is as strict as [ctor@Serio.Bundle.from_bytes] and fails
+ * The reader is as strict as [ctor@Serio.Bundle.new_from_bytes] and fails
  * with the same [error@Serio.Error] codes and messages, naming the same
  * lines and value indexes. A sealed text is verified against its seal,
  * and its two seal records are not arrays: the reader does not yield them.
@@ -87,7 +87,7 @@
  * [method@Serio.Reader.next] returned %FALSE without an error
  * ([method@Serio.Reader.get_finished] is then %TRUE): only then was the
  * whole text read and found valid. When the text is not valid, the error
- * is the one that [ctor@Serio.Bundle.from_bytes] would give for the whole
+ * is the one that [ctor@Serio.Bundle.new_from_bytes] would give for the whole
  * text, so the reader reads on to the end of the stream before it reports
  * a problem, to see whether the text is cut short (which comes first).
  *
@@ -1403,7 +1403,7 @@ next_record (SerioReader   *self,
  * Returns %FALSE without an error at the end of a valid text: only then is
  * everything read before known to be valid (see the description of
  * #SerioReader). Returns %FALSE with @error set when the text is not valid
- * (a [error@Serio.Error], as [ctor@Serio.Bundle.from_bytes] would give for
+ * (a [error@Serio.Error], as [ctor@Serio.Bundle.new_from_bytes] would give for
  * the whole text) or the stream fails. Every later call returns the same
  * error.
  *
