@@ -187,6 +187,17 @@ binary_to_double (guint32             b,
 
 /* Whether @value is an integer in [@lo, @hi) other than -0; @hi is a
  * power of two, so that the cast below is defined. */
+/* Whether a 64-bit float holds the integer of this magnitude exactly:
+ * its odd part has at most 53 bits. Decided on the integer, since a
+ * conversion to double and back can keep excess precision (x87 on i686)
+ * and find every integer exact. */
+static inline gboolean
+magnitude_is_double (guint64 magnitude)
+{
+  return magnitude == 0 ||
+         (magnitude >> __builtin_ctzll (magnitude)) < (G_GUINT64_CONSTANT (1) << 53);
+}
+
 static inline gboolean
 fits_integer (double value,
               double lo,
@@ -564,15 +575,14 @@ _serio_dtype_to_doubles (SerioDtype     dtype,
     case SERIO_DTYPE_INT64:
       LOAD (gint64,
             {
-              double value = (double) element;
+              guint64 magnitude = element < 0 ? -(guint64) element : (guint64) element;
 
-              /* 2^63 would make the cast back undefined. */
-              if (G_UNLIKELY (value >= TWO_63 || (gint64) value != element))
+              if (G_UNLIKELY (!magnitude_is_double (magnitude)))
                 {
                   *bad = i;
                   return FALSE;
                 }
-              out[i] = value;
+              out[i] = (double) element;
             });
       break;
     case SERIO_DTYPE_UINT8:
@@ -587,14 +597,12 @@ _serio_dtype_to_doubles (SerioDtype     dtype,
     case SERIO_DTYPE_UINT64:
       LOAD (guint64,
             {
-              double value = (double) element;
-
-              if (G_UNLIKELY (value >= TWO_64 || (guint64) value != element))
+              if (G_UNLIKELY (!magnitude_is_double (element)))
                 {
                   *bad = i;
                   return FALSE;
                 }
-              out[i] = value;
+              out[i] = (double) element;
             });
       break;
     case SERIO_DTYPE_BOOL:

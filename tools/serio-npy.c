@@ -419,6 +419,17 @@ half_to_double (guint bits)
   return negative ? -value : value;
 }
 
+/* Whether a double holds the integer of this magnitude exactly: its odd
+ * part has at most 53 bits. Decided on the integer, since converting to
+ * double and back can keep excess precision (x87 on i686) and find every
+ * integer exact. */
+static inline gboolean
+magnitude_is_double (guint64 magnitude)
+{
+  return magnitude == 0 ||
+         (magnitude >> __builtin_ctzll (magnitude)) < (G_GUINT64_CONSTANT (1) << 53);
+}
+
 /* Converts one element to a double, or fails if the double would not be
  * the same number (a 64-bit integer beyond 2^53 that is not a multiple of
  * the spacing of doubles there). */
@@ -456,13 +467,12 @@ load_element (const guchar *p,
         gint64 n = (gint64) (bits << shift) >> shift;   /* sign-extended */
 
         *value = (double) n;
-        /* 2^63 is the one double that a gint64 rounds to and cannot hold. */
-        return *value < 9223372036854775808.0 && (gint64) *value == n;
+        return magnitude_is_double (n < 0 ? -(guint64) n : (guint64) n);
       }
 
     case KIND_UINT:
       *value = (double) bits;
-      return *value < 18446744073709551616.0 && (guint64) *value == bits;
+      return magnitude_is_double (bits);
 
     case KIND_BOOL:
       *value = bits != 0 ? 1.0 : 0.0;
