@@ -466,23 +466,6 @@ test_version (void)
     g_assert_nonnull (serio_check_version (SERIO_MAJOR_VERSION - 1, 0, 0));
 }
 
-static GByteArray *
-decode_hex (const char *hex)
-{
-  GByteArray *bytes = g_byte_array_new ();
-  gsize len = strlen (hex);
-
-  g_assert_cmpuint (len % 2, ==, 0);
-  for (gsize i = 0; i < len; i += 2)
-    {
-      guint8 byte = (guint8) (g_ascii_xdigit_value (hex[i]) * 16 + g_ascii_xdigit_value (hex[i + 1]));
-
-      g_byte_array_append (bytes, &byte, 1);
-    }
-
-  return bytes;
-}
-
 static void
 test_checksum_vectors (void)
 {
@@ -514,7 +497,7 @@ test_checksum_vectors (void)
 
       columns = g_strsplit (rows[i], "\t", -1);
       g_assert_cmpuint (g_strv_length (columns), ==, 3);
-      input = decode_hex (columns[0]);
+      input = test_decode_hex (columns[0]);
       hash = g_ascii_strtoull (columns[1], NULL, 16);
       folded = (guint32) g_ascii_strtoull (columns[2], NULL, 16);
 

@@ -36,28 +36,6 @@ test_spec_examples (void)
   g_assert_cmphex (serio_compute_checksum_for_bytes (foobar), ==, 0x72ad2699);
 }
 
-static GByteArray *
-decode_hex (const char *hex)
-{
-  GByteArray *bytes = g_byte_array_new ();
-  gsize len = strlen (hex);
-
-  g_assert_cmpuint (len % 2, ==, 0);
-  for (gsize i = 0; i < len; i += 2)
-    {
-      int high = g_ascii_xdigit_value (hex[i]);
-      int low = g_ascii_xdigit_value (hex[i + 1]);
-      guint8 byte;
-
-      g_assert_cmpint (high, >=, 0);
-      g_assert_cmpint (low, >=, 0);
-      byte = (guint8) (high * 16 + low);
-      g_byte_array_append (bytes, &byte, 1);
-    }
-
-  return bytes;
-}
-
 static void
 test_noll_vectors (void)
 {
@@ -90,7 +68,7 @@ test_noll_vectors (void)
       g_assert_cmpuint (strlen (columns[1]), ==, 16);
       g_assert_cmpuint (strlen (columns[2]), ==, 8);
 
-      input = decode_hex (columns[0]);
+      input = test_decode_hex (columns[0]);
       hash = g_ascii_strtoull (columns[1], NULL, 16);
       folded = g_ascii_strtoull (columns[2], NULL, 16);
 

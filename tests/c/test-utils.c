@@ -221,3 +221,27 @@ test_status_kib (const char *field)
 
   return strtol (at + strlen (field), NULL, 10);
 }
+
+/* The bytes that @hex (an even number of hex digits) spells, as the
+ * input columns of tests/data/fnv1a64_vectors.tsv give them. */
+GByteArray *
+test_decode_hex (const char *hex)
+{
+  GByteArray *bytes = g_byte_array_new ();
+  gsize len = strlen (hex);
+
+  g_assert_cmpuint (len % 2, ==, 0);
+  for (gsize i = 0; i < len; i += 2)
+    {
+      int high = g_ascii_xdigit_value (hex[i]);
+      int low = g_ascii_xdigit_value (hex[i + 1]);
+      guint8 byte;
+
+      g_assert_cmpint (high, >=, 0);
+      g_assert_cmpint (low, >=, 0);
+      byte = (guint8) (high * 16 + low);
+      g_byte_array_append (bytes, &byte, 1);
+    }
+
+  return bytes;
+}

@@ -28,6 +28,7 @@ gboolean test_slow_tool           (void);
 guint    test_iterations          (guint          normal);
 
 char    *test_data_filename       (const char    *basename);
+GByteArray *test_decode_hex       (const char    *hex);
 GArray  *test_load_patterns       (void);
 
 void     test_assert_same_bytes   (GBytes        *actual,
