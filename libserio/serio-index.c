@@ -726,7 +726,7 @@ fill (SerioShardStream  *self,
         {
           gsize skip = (gsize) MIN ((guint64) n, sealed_len - self->pos);
 
-          if (memcmp (self->buf, SEALED_LINE + self->pos, skip) != 0)
+          if (memcmp (self->buf, &SEALED_LINE[self->pos], skip) != 0)
             return shard_error (shard, SERIO_ERROR_SYNTAX,
                                 _("the shard is not a sealed serio file"), error);
           self->buf_pos = skip;
