@@ -143,6 +143,45 @@ parse (const uint8_t  *data,
  * are independent: so the lines before the one the message names must
  * parse on their own, and that line alone must fail with the same code.
  * The fuzzer runs in the C locale, where messages begin "Line N". */
+/* Whether the first record of the text (after its blank lines, LF or
+ * CR LF) cannot start a record: neither "v1|" nor a version tag ("v" or
+ * "V", digits, "|"), nor all of the input cut short inside one, nor a lone
+ * CR at its end (docs/format.md, "not a serio file"); @line is its line. */
+static gboolean
+first_record_is_foreign (const guint8 *data,
+                         gsize         size,
+                         guint        *line)
+{
+  static const char v1[] = "v1|";
+  const guint8 *r;
+  gsize p = 0, len, i;
+
+  *line = 1;
+  for (;;)
+    {
+      if (p < size && data[p] == '\n')
+        p += 1;
+      else if (p + 1 < size && data[p] == '\r' && data[p + 1] == '\n')
+        p += 2;
+      else
+        break;
+      (*line)++;
+    }
+  r = data + p;
+  len = size - p;
+  for (i = 0; i < len && i < 3 && r[i] == (guint8) v1[i]; i++)
+    ;
+  if (i == 3 || i == len || (len == 1 && r[0] == '\r'))
+    return FALSE;
+  if (r[0] != 'v' && r[0] != 'V')
+    return TRUE;
+  for (i = 1; i < len && g_ascii_isdigit (r[i]); i++)
+    ;
+  if (i == len)
+    return FALSE;
+  return !(i > 1 && r[i] == '|');
+}
+
 static void
 check_error_line (const GError  *error,
                   const uint8_t *data,
@@ -165,7 +204,12 @@ check_error_line (const GError  *error,
         violation ("the error names a line past the end of the input");
       start = nl - data + 1;
     }
-  end = (const uint8_t *) memchr (data + start, '\n', size - start) - data + 1;
+  {
+    /* A line without its LF (a text that is not v1 at all) runs to the end. */
+    const uint8_t *nl = memchr (data + start, '\n', size - start);
+
+    end = nl != NULL ? (size_t) (nl - data) + 1 : size;
+  }
 
   before = parse (data, start, NULL);
   if (before == NULL)
@@ -191,10 +235,23 @@ check_error (const GError  *error,
       !g_utf8_validate (error->message, -1, NULL))
     violation ("the error message is empty or not valid UTF-8");
 
-  /* Truncation is checked before anything else; otherwise only a sealed
-   * text without its seal is truncated. */
-  if (data[size - 1] != '\n' && error->code != SERIO_ERROR_TRUNCATED)
-    violation ("a missing final LF is not SERIO_ERROR_TRUNCATED");
+  /* Truncation is checked before anything else, but for a text whose
+   * first record cannot start a v1 record ("not a serio file", SYNTAX at
+   * its line); otherwise only a sealed text without its seal is
+   * truncated. */
+  if (data[size - 1] != '\n')
+    {
+      guint first_line;
+
+      if (first_record_is_foreign (data, size, &first_line))
+        {
+          if (error->code != SERIO_ERROR_SYNTAX ||
+              serio_error_get_line (error) != first_line)
+            violation ("a text whose first record is not v1 is not SERIO_ERROR_SYNTAX at its line");
+        }
+      else if (error->code != SERIO_ERROR_TRUNCATED)
+        violation ("a missing final LF is not SERIO_ERROR_TRUNCATED");
+    }
   if (error->code == SERIO_ERROR_TRUNCATED && data[size - 1] == '\n')
     {
       g_autoptr(GByteArray) normal = normalize (data, size);
