@@ -11,8 +11,8 @@
 #include "config.h"
 
 #include "serio-bundle-stream.h"
-#include "serio-codec.h"
-#include "serio-private.h"
+#include "serio-codec-private.h"
+#include "serio-memory-private.h"
 #include "serio-stream-private.h"
 #include "serio-task-private.h"
 

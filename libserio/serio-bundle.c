@@ -12,15 +12,16 @@
 
 #include "serio-bundle.h"
 #include "serio-bundle-stream.h"
-#include "serio-codec.h"
+#include "serio-codec-private.h"
 #include "serio-dtype-private.h"
 #include "serio-error.h"
-#include "serio-private.h"
+#include "serio-i18n-private.h"
+#include "serio-memory-private.h"
 #include "serio-stream-private.h"
-#include "serio-save.h"
-#include "serio-shape.h"
+#include "serio-save-private.h"
+#include "serio-shape-private.h"
 #include "serio-task-private.h"
-#include "serio-workers.h"
+#include "serio-workers-private.h"
 
 /**
  * SerioBundle:

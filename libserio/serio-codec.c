@@ -24,15 +24,15 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "serio-codec.h"
+#include "serio-codec-private.h"
 #include "serio-dtype-private.h"
 #include "serio-exponent-table.h"
 #include "serio-error.h"
 #include "serio-error-private.h"
-#include "serio-private.h"
-#include "serio-shape.h"
+#include "serio-i18n-private.h"
+#include "serio-shape-private.h"
 #include "serio-sniff-private.h"
-#include "serio-workers.h"
+#include "serio-workers-private.h"
 
 #define FRAC_BITS       52
 #define FRAC_MASK       ((G_GUINT64_CONSTANT (1) << FRAC_BITS) - 1)

@@ -18,11 +18,11 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "serio-codec.h"
+#include "serio-codec-private.h"
 #include "serio-dtype-private.h"
 #include "serio-error.h"
-#include "serio-private.h"
-#include "serio-shape.h"
+#include "serio-i18n-private.h"
+#include "serio-shape-private.h"
 
 typedef struct
 {

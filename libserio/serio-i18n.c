@@ -8,7 +8,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "serio-private.h"
+#include "serio-i18n-private.h"
 
 /*
  * _serio_i18n_init:

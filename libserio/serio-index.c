@@ -20,11 +20,11 @@
 #include <glib/gi18n-lib.h>
 #include <xxhash.h>
 
-#include "serio-codec.h"
+#include "serio-codec-private.h"
 #include "serio-error.h"
 #include "serio-index.h"
 #include "serio-json-private.h"
-#include "serio-shape.h"
+#include "serio-shape-private.h"
 
 #define FORMAT "serio-shards"
 #define FORMAT_VERSION 1

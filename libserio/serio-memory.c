@@ -11,7 +11,7 @@
 # include <sys/mman.h>
 #endif
 
-#include "serio-private.h"
+#include "serio-memory-private.h"
 
 /* Below this, the allocator's own pools are the better choice. */
 #define LARGE_BUFFER (4 * 1024 * 1024)

@@ -19,15 +19,15 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "serio-codec.h"
+#include "serio-codec-private.h"
 #include "serio-dtype-private.h"
 #include "serio-error.h"
-#include "serio-private.h"
+#include "serio-i18n-private.h"
 #include "serio-reader.h"
-#include "serio-shape.h"
+#include "serio-shape-private.h"
 #include "serio-sniff-private.h"
 #include "serio-stream-private.h"
-#include "serio-workers.h"
+#include "serio-workers-private.h"
 
 /**
  * SerioReader:

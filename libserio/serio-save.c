@@ -35,7 +35,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "serio-save.h"
+#include "serio-save-private.h"
 
 /* Elsewhere, every file goes through g_file_replace(). */
 #ifdef G_OS_UNIX

@@ -20,7 +20,7 @@
 #include <string.h>
 
 #include "serio-dtype-private.h"
-#include "serio-shape.h"
+#include "serio-shape-private.h"
 
 /* Parses the canonical decimal at *p, up to the next 'x' or ']'. */
 static gboolean

@@ -8,7 +8,7 @@
 
 #include "serio-bundle.h"
 #include "serio-reader.h"
-#include "serio-workers.h"
+#include "serio-workers-private.h"
 #include "serio-writer.h"
 
 G_BEGIN_DECLS

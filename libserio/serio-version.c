@@ -8,7 +8,7 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "serio-private.h"
+#include "serio-i18n-private.h"
 #include "serio-version.h"
 #include "serio-version-info.h"
 

@@ -9,7 +9,7 @@
 
 #include <string.h>
 
-#include "serio-workers.h"
+#include "serio-workers-private.h"
 
 #ifdef G_OS_UNIX
 # include <unistd.h>

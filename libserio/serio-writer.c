@@ -10,14 +10,14 @@
 
 #include <glib/gi18n-lib.h>
 
-#include "serio-codec.h"
+#include "serio-codec-private.h"
 #include "serio-dtype-private.h"
 #include "serio-error.h"
-#include "serio-private.h"
-#include "serio-save.h"
-#include "serio-shape.h"
+#include "serio-i18n-private.h"
+#include "serio-save-private.h"
+#include "serio-shape-private.h"
 #include "serio-stream-private.h"
-#include "serio-workers.h"
+#include "serio-workers-private.h"
 #include "serio-writer.h"
 
 /**

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-shape.h: the shape suffix of array names (serio-v1-files.md §3)
+/* serio-shape-private.h: the shape suffix of array names (serio-v1-files.md §3)
  *
  * Copyright 2026 The libserio authors
  */

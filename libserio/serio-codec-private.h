@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-codec.h: the v1 text codec (private, no GObject)
+/* serio-codec-private.h: the v1 text codec (private, no GObject)
  *
  * Copyright 2026 The libserio authors
  *

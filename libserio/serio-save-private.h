@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-save.h: replacing a file atomically (private, not installed)
+/* serio-save-private.h: replacing a file atomically (private, not installed)
  *
  * Copyright 2026 The libserio authors
  *

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-workers.h: long runs of values formatted and parsed by several
+/* serio-workers-private.h: long runs of values formatted and parsed by several
  * threads (private, not installed)
  *
  * Copyright 2026 The libserio authors
@@ -21,7 +21,7 @@
 
 #include <glib.h>
 
-#include "serio-codec.h"
+#include "serio-codec-private.h"
 #include "serio-threads-private.h"
 
 G_BEGIN_DECLS
