@@ -13,6 +13,8 @@
 #include <gio/gio.h>
 
 #include "serio-dtype.h"
+#include "serio-name.h"
+#include "serio-reader.h"
 #include "serio-flags.h"
 #include "serio-version-macros.h"
 
@@ -116,14 +118,6 @@ gboolean      serio_bundle_save_to_file_finish  (SerioBundle          *self,
 
 /* Shapes (serio-v1-files.md §3) */
 
-/**
- * SERIO_SHAPE_MAX_DIMS:
- *
- * The most dimensions a shape may have: a name suffix with more is not a
- * shape suffix.
- */
-#define SERIO_SHAPE_MAX_DIMS 32
-
 SERIO_AVAILABLE_IN_ALL
 guint64      *serio_bundle_get_shape            (SerioBundle          *self,
                                                  guint                 index,
@@ -165,5 +159,44 @@ SerioDtype    serio_bundle_get_dtype            (SerioBundle          *self,
 SERIO_AVAILABLE_IN_ALL
 GBytes       *serio_bundle_get_typed_bytes      (SerioBundle          *self,
                                                  guint                 index) G_GNUC_WARN_UNUSED_RESULT;
+
+/* Streams */
+
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_new_from_stream          (GInputStream         *stream,
+                                                     GCancellable         *cancellable,
+                                                     GError              **error) G_GNUC_WARN_UNUSED_RESULT;
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_new_from_reader          (SerioReader          *reader,
+                                                     GCancellable         *cancellable,
+                                                     GError              **error) G_GNUC_WARN_UNUSED_RESULT;
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_new_from_stream_async    (GInputStream         *stream,
+                                                     int                   io_priority,
+                                                     GCancellable         *cancellable,
+                                                     GAsyncReadyCallback   callback,
+                                                     gpointer              user_data);
+SERIO_AVAILABLE_IN_ALL
+SerioBundle  *serio_bundle_new_from_stream_finish   (GAsyncResult         *result,
+                                                     GError              **error) G_GNUC_WARN_UNUSED_RESULT;
+
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_bundle_write_to_stream          (SerioBundle          *self,
+                                                     GOutputStream        *stream,
+                                                     SerioSaveFlags        flags,
+                                                     GCancellable         *cancellable,
+                                                     GError              **error);
+SERIO_AVAILABLE_IN_ALL
+void          serio_bundle_write_to_stream_async    (SerioBundle          *self,
+                                                     GOutputStream        *stream,
+                                                     SerioSaveFlags        flags,
+                                                     int                   io_priority,
+                                                     GCancellable         *cancellable,
+                                                     GAsyncReadyCallback   callback,
+                                                     gpointer              user_data);
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_bundle_write_to_stream_finish   (SerioBundle          *self,
+                                                     GAsyncResult         *result,
+                                                     GError              **error);
 
 G_END_DECLS

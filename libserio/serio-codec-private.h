@@ -13,7 +13,8 @@
 #include <glib.h>
 #include <xxhash.h>
 
-#include "serio-dtype.h"
+#include "serio-dtype-private.h"
+#include "serio-name-private.h"
 #ifdef HAVE_XXH_X86DISPATCH_H
 /* Makes XXH3_64bits_update() use the best kernel of the CPU. */
 # include <xxh_x86dispatch.h>
@@ -28,13 +29,6 @@ G_BEGIN_DECLS
  * _serio_codec_record_bound() leaves room for them. */
 #define SERIO_CODEC_WRITE_SLACK 8
 
-/* The default quiet NaN: every NaN in a bundle has exactly these bits. */
-#define SERIO_CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
-
-gboolean _serio_codec_is_canonical   (const double *values,
-                                      gsize         n_values);
-void     _serio_codec_canonicalize   (double       *values,
-                                      gsize         n_values);
 
 gsize    _serio_codec_record_bound   (gsize         name_len,
                                       gsize         n_values);
@@ -54,35 +48,8 @@ char    *_serio_codec_write_tokens   (char         *out,
                                       gsize         n_values,
                                       gboolean      leading_comma);
 
-/*
- * SerioCodecArrayFunc:
- * @name: the record's name (valid UTF-8, not NUL-terminated)
- * @name_len: its length in bytes
- * @n_values: the record's count, already checked to fit in the input
- * @user_data: the data given to _serio_codec_read()
- *
- * Called once per record, in order, before its values are parsed.
- *
- * Returns: room for @n_values doubles, which the reader fills in; it may
- *   be %NULL when @n_values is 0, and is %NULL for a nonzero @n_values
- *   that cannot be held in memory, which fails the read with
- *   %SERIO_ERROR_LENGTH
- */
-typedef double *(*SerioCodecArrayFunc) (const char *name,
-                                        gsize       name_len,
-                                        gsize       n_values,
-                                        gpointer    user_data);
-
-gboolean _serio_codec_read           (const char          *text,
-                                      gsize                len,
-                                      SerioCodecArrayFunc  begin_array,
-                                      gpointer             user_data,
-                                      GError             **error);
-
 /* Seals (serio-v1-files.md §2) */
 
-#define SERIO_SEAL_OPEN_NAME   "serio.sealed"
-#define SERIO_SEAL_CLOSE_NAME  "serio.seal"
 #define SERIO_SEAL_SCHEME      1
 /* The first line of a sealed text. */
 #define SERIO_SEAL_OPEN_RECORD "v1|" SERIO_SEAL_OPEN_NAME "|1|1\n"
@@ -90,12 +57,6 @@ gboolean _serio_codec_read           (const char          *text,
  * counts of at most 20 digits, two commas, a line feed, and slack. */
 #define SERIO_SEAL_CLOSE_MAX   (16 + 3 * 20 + 2 + 1 + SERIO_CODEC_WRITE_SLACK)
 
-typedef enum
-{
-  SERIO_NAME_ARRAY,
-  SERIO_NAME_SEAL_OPEN,
-  SERIO_NAME_SEAL_CLOSE,
-} SerioNameKind;
 
 /* What a reader knows of a text's seal, record by record. */
 typedef struct
@@ -107,8 +68,6 @@ typedef struct
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (XXH3_state_t, XXH3_freeState)
 
-SerioNameKind _serio_seal_name_kind      (const char      *name,
-                                          gsize            name_len);
 char         *_serio_seal_write_close    (char            *out,
                                           guint64          n_records,
                                           guint64          hash);

@@ -30,9 +30,8 @@
 #include "serio-error.h"
 #include "serio-error-private.h"
 #include "serio-i18n-private.h"
-#include "serio-shape-private.h"
+#include "serio-name-private.h"
 #include "serio-sniff-private.h"
-#include "serio-workers-private.h"
 
 #define FRAC_BITS       52
 #define FRAC_MASK       ((G_GUINT64_CONSTANT (1) << FRAC_BITS) - 1)
@@ -113,15 +112,6 @@ _serio_codec_uses_simd (void)
   return codec_simd ();
 }
 
-static inline guint64
-double_to_bits (double value)
-{
-  guint64 bits;
-
-  memcpy (&bits, &value, sizeof bits);
-  return bits;
-}
-
 static inline int
 bit_length (guint64 v)
 {
@@ -132,34 +122,6 @@ static inline gboolean
 bits_are_nan (guint64 bits)
 {
   return (bits & ~SIGN_BIT) > INF_BITS;
-}
-
-gboolean
-_serio_codec_is_canonical (const double *values,
-                           gsize         n_values)
-{
-  for (gsize i = 0; i < n_values; i++)
-    {
-      guint64 bits = double_to_bits (values[i]);
-
-      if (G_UNLIKELY (bits_are_nan (bits) && bits != SERIO_CANONICAL_NAN_BITS))
-        return FALSE;
-    }
-
-  return TRUE;
-}
-
-void
-_serio_codec_canonicalize (double *values,
-                           gsize   n_values)
-{
-  static const guint64 canonical_nan = SERIO_CANONICAL_NAN_BITS;
-
-  for (gsize i = 0; i < n_values; i++)
-    {
-      if (G_UNLIKELY (bits_are_nan (double_to_bits (values[i]))))
-        memcpy (&values[i], &canonical_nan, sizeof canonical_nan);
-    }
 }
 
 /* ------------------------------------------------------------------ */
@@ -424,7 +386,7 @@ write_token_after (char     *out,
                    gboolean  comma,
                    gboolean  simd)
 {
-  guint64 bits = double_to_bits (value);
+  guint64 bits = _serio_bits_of (value);
   guint64 biased = (bits >> FRAC_BITS) & EXP_MASK;
   guint64 left, m, zeros;
   gsize index;
@@ -1085,23 +1047,6 @@ _serio_codec_describe (const char *text,
   return describe_bytes (text, len);
 }
 
-static gulong
-count_lines (const char *text,
-             gsize       len)
-{
-  gulong lines = 1;
-  const char *p = text;
-  const char *end = text + len;
-
-  while ((p = memchr (p, '\n', end - p)) != NULL)
-    {
-      lines++;
-      p++;
-    }
-
-  return lines;
-}
-
 G_GNUC_PRINTF (4, 5)
 static void
 set_line_error (GError     **error,
@@ -1300,20 +1245,6 @@ check_name (const char  *name,
 /* Seals                                                              */
 /* ------------------------------------------------------------------ */
 
-SerioNameKind
-_serio_seal_name_kind (const char *name,
-                       gsize       name_len)
-{
-  if (name_len == strlen (SERIO_SEAL_OPEN_NAME) &&
-      memcmp (name, SERIO_SEAL_OPEN_NAME, name_len) == 0)
-    return SERIO_NAME_SEAL_OPEN;
-  if (name_len == strlen (SERIO_SEAL_CLOSE_NAME) &&
-      memcmp (name, SERIO_SEAL_CLOSE_NAME, name_len) == 0)
-    return SERIO_NAME_SEAL_CLOSE;
-
-  return SERIO_NAME_ARRAY;
-}
-
 void
 _serio_seal_check_clear (SerioSealCheck *check)
 {
@@ -1453,33 +1384,8 @@ _serio_seal_check_finish (SerioSealCheck  *check,
 }
 
 /* ------------------------------------------------------------------ */
-/* The in-memory reader                                               */
+/* The pieces of the reader (serio-reader.c)                          */
 /* ------------------------------------------------------------------ */
-
-/* A sealed text is hashed in blocks of this size as the parse passes them,
- * while they are still in the cache. */
-#define HASH_BLOCK (64 * 1024)
-
-typedef struct
-{
-  SerioCodecArrayFunc  begin_array;
-  gpointer             user_data;
-  SerioSealCheck       seal;
-  const char          *hashed;       /* the text before this is hashed */
-  const char          *hash_next;    /* hash more once the parse gets here */
-  double               reserved[3];  /* the values of a seal record */
-  SerioWorkers        *workers;      /* for long records, made on first use */
-} ReadContext;
-
-/* Hashes the text from where hashing stopped up to @upto. */
-static void
-hash_upto (ReadContext *context,
-           const char  *upto)
-{
-  XXH3_64bits_update (context->seal.hash, context->hashed, upto - context->hashed);
-  context->hashed = upto;
-  context->hash_next = upto + HASH_BLOCK;
-}
 
 gboolean
 _serio_codec_parse_name (const char        *p,
@@ -1626,304 +1532,4 @@ _serio_codec_parse_long_token (const char         *token,
   *end = parse_token_general (token, token + len, token + len + 1, &bits, problem);
 
   return *end != NULL;
-}
-
-/* With several threads, the values of a record are parsed in parallel
- * from this many bytes of text on, in spans of the first many bytes a
- * thread, then twice as many each time up to the second. Each span ends
- * with the threads waiting for one another and starts with waking them,
- * which a long record now does 8 times less often than with spans of
- * 1 MiB throughout; 8 MiB still leave a sealed text's hash to run over
- * bytes in the cache, and records of a few MiB still have several spans. */
-#define PARALLEL_MIN_BYTES        (256 * 1024)
-#define PARALLEL_WINDOW_BYTES     (1024 * 1024)
-#define PARALLEL_MAX_WINDOW_BYTES (8 * 1024 * 1024)
-
-/* Parses the tokens from *@s_inout on, while the field ahead is long, with
- * several threads: in spans that end at a comma or at @line_end, each
- * parsed by the workers into @values (at *@n_tokens_inout on, within
- * @store_limit) before the next, so that the first bad token of the text
- * is the one reported and the seal's hash follows in order. Leaves
- * *@s_inout at the first token not parsed and sets @line_done when that is
- * the end of the line. The serial loop of parse_record() takes the rest: a
- * short tail, a token too long for a window, or values beyond the count. */
-static gboolean
-parse_values_parallel (ReadContext  *context,
-                       const char  **s_inout,
-                       const char   *line_end,
-                       const char   *buf_end,
-                       double       *values,
-                       gsize         store_limit,
-                       gsize        *n_tokens_inout,
-                       gboolean     *line_done,
-                       SerioDtype    dtype,
-                       gulong        line,
-                       GError      **error)
-{
-  guint n_threads = _serio_threads_effective (0);
-  const char *s = *s_inout;
-  gsize n_tokens = *n_tokens_inout;
-  gsize span_bytes = PARALLEL_WINDOW_BYTES;
-
-  *line_done = FALSE;
-  if (n_threads < 2)
-    return TRUE;
-  if (context->workers == NULL)
-    context->workers = _serio_workers_new ();
-
-  while ((gsize) (line_end - s) >= PARALLEL_MIN_BYTES && n_tokens < store_limit)
-    {
-      /* n tokens take at least 2n - 1 bytes: a window this long holds no
-       * more tokens than the values have room for. */
-      gsize window = MIN ((gsize) (line_end - s), (gsize) n_threads * span_bytes);
-      const char *span_end, *end, *bad = NULL;
-      Problem problem;
-
-      window = MIN (window, 2 * (store_limit - n_tokens) - 1);
-      span_end = window == (gsize) (line_end - s) ? line_end : _serio_last_comma (s, window);
-      if (span_end == NULL || span_end == s)
-        break;
-
-      n_tokens += _serio_workers_parse (context->workers, s, span_end, buf_end, values + n_tokens,
-                                        store_limit - n_tokens, n_threads, &end, &problem, &bad);
-      if (G_UNLIKELY (problem.reason != NULL))
-        {
-          /* A typed value before the bad token comes first. */
-          if (_serio_codec_check_typed (dtype, values, n_tokens, 0, line, error))
-            set_token_error (error, &problem, line, n_tokens + 1, bad, line_end);
-          return FALSE;
-        }
-      if (G_UNLIKELY (span_end >= context->hash_next))
-        hash_upto (context, span_end);
-
-      if (span_end == line_end)
-        {
-          s = line_end;
-          *line_done = TRUE;
-          break;
-        }
-      s = span_end + 1;
-      span_bytes = MIN (2 * span_bytes, PARALLEL_MAX_WINDOW_BYTES);
-    }
-
-  *s_inout = s;
-  *n_tokens_inout = n_tokens;
-  return TRUE;
-}
-
-/* The serial loop of parse_record(): parses the tokens from @s to
- * @line_end, storing the first @store_limit, and counts them in
- * *@n_tokens_inout. Returns %NULL, or the bad token with @problem set. */
-G_ALWAYS_INLINE static inline const char *
-parse_serial (ReadContext  *context,
-              const char   *s,
-              const char   *line_end,
-              const char   *buf_end,
-              double       *values,
-              gsize         store_limit,
-              gsize        *n_tokens_inout,
-              Problem      *problem,
-              gboolean      simd)
-{
-  gsize n_tokens = *n_tokens_inout;
-
-  for (;;)
-    {
-      guint64 bits;
-      const char *token = s;
-
-      s = parse_token (s, line_end, buf_end, &bits, problem, simd);
-      if (G_UNLIKELY (s == NULL))
-        {
-          *n_tokens_inout = n_tokens;
-          return token;
-        }
-      if (G_LIKELY (n_tokens < store_limit))
-        memcpy (values + n_tokens, &bits, sizeof bits);
-      n_tokens++;
-      if (G_UNLIKELY (s >= context->hash_next))
-        hash_upto (context, s);
-      if (s == line_end)
-        break;
-      s++;
-    }
-
-  *n_tokens_inout = n_tokens;
-  return NULL;
-}
-
-static gboolean
-parse_record (const char   *p,
-              const char   *line_end,
-              const char   *buf_end,
-              gulong        line,
-              ReadContext  *context,
-              GError      **error)
-{
-  SerioCodecHeader header;
-  const char *s;
-  gsize field_len, max_tokens, n_tokens, store_limit;
-  double *values = NULL;
-  SerioNameKind kind;
-  SerioDtype dtype = SERIO_DTYPE_FLOAT64;
-
-  if (G_UNLIKELY (!_serio_codec_parse_name (p, line_end, line, &header, error)))
-    return FALSE;
-
-  kind = header.kind;
-  if (G_UNLIKELY (kind != SERIO_NAME_ARRAY))
-    {
-      if (!_serio_seal_check_name (&context->seal, kind, line, error))
-        return FALSE;
-      if (kind == SERIO_NAME_SEAL_OPEN)
-        context->hash_next = context->hashed;
-      /* The seal covers every byte before its own line, and nothing of
-       * it. */
-      if (kind == SERIO_NAME_SEAL_CLOSE)
-        {
-          hash_upto (context, p);
-          context->hash_next = buf_end;
-        }
-    }
-
-  if (G_UNLIKELY (!_serio_codec_parse_count (&header, line_end, buf_end, line, error)))
-    return FALSE;
-
-  /* n tokens take at least 2n - 1 bytes: a count beyond that cannot match,
-   * and nothing is allocated for it. */
-  s = header.values;
-  field_len = line_end - s;
-  max_tokens = field_len / 2 + (field_len & 1);
-  if (G_LIKELY (header.count_exact && header.count <= max_tokens))
-    {
-      if (G_LIKELY (kind == SERIO_NAME_ARRAY))
-        {
-          values = context->begin_array (header.name, header.name_len, header.count, context->user_data);
-          if (G_UNLIKELY (values == NULL && header.count > 0))
-            {
-              _serio_codec_set_memory_error (error, line, header.count);
-              return FALSE;
-            }
-          /* Once a record: the values of a typed one are checked after
-           * they are parsed, the parse of the others costs nothing more. */
-          dtype = _serio_name_get_dtype (header.name, header.name_len, header.count);
-        }
-      else if (header.count <= G_N_ELEMENTS (context->reserved))
-        values = context->reserved;
-    }
-  store_limit = values != NULL ? header.count : 0;
-
-  n_tokens = 0;
-  if (field_len > 0)
-    {
-      gboolean line_done = FALSE;
-      /* Set by parse_token() before any failure; initialized once, for
-       * the compiler's sake. */
-      Problem problem = { 0, NULL };
-
-      if (store_limit > 0 && kind == SERIO_NAME_ARRAY && field_len >= 2 * PARALLEL_MIN_BYTES &&
-          !parse_values_parallel (context, &s, line_end, buf_end, values, store_limit, &n_tokens,
-                                  &line_done, dtype, line, error))
-        return FALSE;
-
-      if (!line_done)
-        {
-          const char *bad = codec_simd ()
-            ? parse_serial (context, s, line_end, buf_end, values, store_limit, &n_tokens, &problem, TRUE)
-            : parse_serial (context, s, line_end, buf_end, values, store_limit, &n_tokens, &problem, FALSE);
-
-          if (G_UNLIKELY (bad != NULL))
-            {
-              if (_serio_codec_check_typed (dtype, values, MIN (n_tokens, store_limit), 0, line, error))
-                set_token_error (error, &problem, line, n_tokens + 1, bad, line_end);
-              return FALSE;
-            }
-        }
-    }
-
-  /* Typed values come before a count that does not match. */
-  if (G_UNLIKELY (dtype != SERIO_DTYPE_FLOAT64) &&
-      !_serio_codec_check_typed (dtype, values, MIN (n_tokens, store_limit), 0, line, error))
-    return FALSE;
-
-  if (G_UNLIKELY (!header.count_exact || header.count != n_tokens))
-    {
-      g_autofree char *declared = describe_bytes (header.count_start, header.count_digits);
-
-      _serio_codec_set_length_error (error, line, declared, n_tokens);
-      return FALSE;
-    }
-
-  return _serio_seal_check_record (&context->seal, kind, n_tokens, context->reserved, line, error);
-}
-
-gboolean
-_serio_codec_read (const char           *text,
-                   gsize                 len,
-                   SerioCodecArrayFunc   begin_array,
-                   gpointer              user_data,
-                   GError              **error)
-{
-  ReadContext context = { begin_array, user_data, { 0, NULL, FALSE }, NULL, NULL, { 0 } };
-  const char *p = text;
-  const char *end;
-  gulong line = 0;
-  gboolean ok = TRUE;
-
-  /* Empty bytes may come with a NULL pointer: no arithmetic on it. */
-  if (len == 0)
-    return TRUE;
-  end = text + len;
-
-  _serio_i18n_init ();
-
-  /* Another format is not a text cut short. */
-  if (G_UNLIKELY (!_serio_sniff_check_text (text, len, error)))
-    return FALSE;
-
-  if (G_UNLIKELY (text[len - 1] != '\n'))
-    {
-      _serio_codec_set_truncated_error (error, count_lines (text, len));
-      return FALSE;
-    }
-
-  /* Nothing is hashed until the first record opens a sealed text; the
-   * hash then starts from the first byte. */
-  context.hashed = text;
-  context.hash_next = end;
-
-  while (p < end)
-    {
-      const char *nl = memchr (p, '\n', end - p);
-      const char *line_end = nl;
-
-      line++;
-      if (G_UNLIKELY (!_serio_seal_check_trailing (&context.seal, line, error)))
-        {
-          ok = FALSE;
-          break;
-        }
-
-      if (line_end > p && line_end[-1] == '\r')
-        line_end--;
-
-      if (line_end != p &&
-          G_UNLIKELY (!parse_record (p, line_end, end, line, &context, error)))
-        {
-          ok = FALSE;
-          break;
-        }
-
-      p = nl + 1;
-      if (G_UNLIKELY (p >= context.hash_next) && context.seal.hash != NULL && !context.seal.closed)
-        hash_upto (&context, p);
-    }
-
-  if (ok)
-    ok = _serio_seal_check_finish (&context.seal, line, error);
-
-  _serio_seal_check_clear (&context.seal);
-  g_clear_pointer (&context.workers, _serio_workers_free);
-
-  return ok;
 }

@@ -6,6 +6,8 @@
 
 #pragma once
 
+#include <string.h>
+
 #include <glib.h>
 
 #include "serio-dtype.h"
@@ -13,6 +15,35 @@
 G_BEGIN_DECLS
 
 #define SERIO_DTYPE_LAST SERIO_DTYPE_BOOL
+
+/* The bits of a double, and the double of bits. */
+static inline guint64
+_serio_bits_of (double value)
+{
+  guint64 bits;
+
+  memcpy (&bits, &value, sizeof bits);
+  return bits;
+}
+
+static inline double
+_serio_double_of (guint64 bits)
+{
+  double value;
+
+  memcpy (&value, &bits, sizeof value);
+  return value;
+}
+
+/* The default quiet NaN: every NaN in a bundle has exactly these bits. */
+#define SERIO_CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
+
+/* Whether no value of @values is a NaN other than the canonical one. */
+gboolean    _serio_float64_is_canonical (const double *values,
+                                         gsize         n_values);
+/* Makes every NaN of @values the canonical one. */
+void        _serio_float64_canonicalize (double       *values,
+                                         gsize         n_values);
 
 /* The name of @dtype for marker parsing: its text and length. */
 gboolean    _serio_dtype_from_text     (const char    *text,
@@ -55,17 +86,9 @@ void        _serio_dtype_set_element_error (GError       **error,
                                             gconstpointer  data,
                                             gsize          index);
 
-/* The stored name of an array of @dtype and shape, with its number of
- * values; %NULL with a %G_IO_ERROR_INVALID_ARGUMENT error when the shape
- * has too many values or the name would not read back as @dtype (in
- * serio-bundle.c). */
-char       *_serio_typed_name          (const char     *base_name,
-                                        SerioDtype      dtype,
-                                        const guint64  *shape,
-                                        guint           n_dims,
-                                        guint64        *n_values,
-                                        GError        **error);
 
+/* Whether typed data of @size bytes holds @count elements of @dtype;
+ * %FALSE with a %G_IO_ERROR_INVALID_ARGUMENT error otherwise. */
 gboolean    _serio_typed_size_matches  (SerioDtype      dtype,
                                         guint64         count,
                                         gsize           size,

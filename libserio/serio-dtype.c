@@ -16,13 +16,13 @@
 #include <math.h>
 #include <string.h>
 
+#include <gio/gio.h>
 #include <glib/gi18n-lib.h>
 
-#include "serio-codec-private.h"
 #include "serio-dtype-private.h"
 #include "serio-error.h"
 #include "serio-i18n-private.h"
-#include "serio-shape-private.h"
+#include "serio-name-private.h"
 
 typedef struct
 {
@@ -58,28 +58,16 @@ G_STATIC_ASSERT (G_N_ELEMENTS (dtypes) == SERIO_DTYPE_LAST + 1);
 #define TWO_63 9223372036854775808.0
 #define TWO_64 18446744073709551616.0
 
-G_GNUC_UNUSED static inline gboolean
+static inline gboolean
 dtype_is_valid (SerioDtype dtype)
 {
   return (guint) dtype <= SERIO_DTYPE_LAST;
 }
 
-static inline guint64
-bits_of (double value)
+static inline gboolean
+is_nan_bits (guint64 bits)
 {
-  guint64 bits;
-
-  memcpy (&bits, &value, sizeof bits);
-  return bits;
-}
-
-static inline double
-double_of (guint64 bits)
-{
-  double value;
-
-  memcpy (&value, &bits, sizeof value);
-  return value;
+  return (bits & ~SIGN_BIT) > G_GUINT64_CONSTANT (0x7FF0000000000000);
 }
 
 /* A binary floating-point format: @mant fraction bits, exponents of normal
@@ -167,7 +155,7 @@ binary_to_double (guint32             b,
   guint64 frac = b & ((1u << f->mant) - 1);
 
   if (biased == exp_mask)
-    return double_of (frac != 0 ? SERIO_CANONICAL_NAN_BITS : sign | G_GUINT64_CONSTANT (0x7FF0000000000000));
+    return _serio_double_of (frac != 0 ? SERIO_CANONICAL_NAN_BITS : sign | G_GUINT64_CONSTANT (0x7FF0000000000000));
   if (biased == 0)
     {
       /* A subnormal, frac × 2^(1 - bias - mant), is a normal double: its
@@ -175,13 +163,13 @@ binary_to_double (guint32             b,
       int top;
 
       if (frac == 0)
-        return double_of (sign);
+        return _serio_double_of (sign);
       top = 63 - __builtin_clzll (frac);
-      return double_of (sign | ((guint64) (top + 1 - f->bias - f->mant + 1023) << FRAC_BITS) |
+      return _serio_double_of (sign | ((guint64) (top + 1 - f->bias - f->mant + 1023) << FRAC_BITS) |
                         ((frac << (FRAC_BITS - top)) & FRAC_MASK));
     }
 
-  return double_of (sign | ((guint64) ((int) biased - f->bias + 1023) << FRAC_BITS) |
+  return _serio_double_of (sign | ((guint64) ((int) biased - f->bias + 1023) << FRAC_BITS) |
                     (frac << (FRAC_BITS - f->mant)));
 }
 
@@ -206,9 +194,9 @@ fits_integer (double value,
   if (!(value >= lo && value < hi))
     return FALSE;
   if (hi > TWO_63)
-    return (double) (guint64) value == value && bits_of (value) != SIGN_BIT;
+    return (double) (guint64) value == value && _serio_bits_of (value) != SIGN_BIT;
 
-  return (double) (gint64) value == value && bits_of (value) != SIGN_BIT;
+  return (double) (gint64) value == value && _serio_bits_of (value) != SIGN_BIT;
 }
 
 static inline gboolean
@@ -220,11 +208,11 @@ holds (SerioDtype dtype,
     case SERIO_DTYPE_FLOAT64:
       return TRUE;
     case SERIO_DTYPE_FLOAT32:
-      return fits_binary (bits_of (value), &float32_format);
+      return fits_binary (_serio_bits_of (value), &float32_format);
     case SERIO_DTYPE_FLOAT16:
-      return fits_binary (bits_of (value), &float16_format);
+      return fits_binary (_serio_bits_of (value), &float16_format);
     case SERIO_DTYPE_BFLOAT16:
-      return fits_binary (bits_of (value), &bfloat16_format);
+      return fits_binary (_serio_bits_of (value), &bfloat16_format);
     case SERIO_DTYPE_INT8:
       return fits_integer (value, -128.0, 128.0);
     case SERIO_DTYPE_INT16:
@@ -242,7 +230,7 @@ holds (SerioDtype dtype,
     case SERIO_DTYPE_UINT64:
       return fits_integer (value, 0.0, TWO_64);
     case SERIO_DTYPE_BOOL:
-      return bits_of (value) == 0 || bits_of (value) == ONE_BITS;
+      return _serio_bits_of (value) == 0 || _serio_bits_of (value) == ONE_BITS;
     default:
       return FALSE;
     }
@@ -375,13 +363,13 @@ _serio_dtype_find_misfit (SerioDtype    dtype,
     case SERIO_DTYPE_FLOAT64:
       break;
     case SERIO_DTYPE_FLOAT32:
-      FIND_MISFIT (fits_binary (bits_of (value), &float32_format));
+      FIND_MISFIT (fits_binary (_serio_bits_of (value), &float32_format));
       break;
     case SERIO_DTYPE_FLOAT16:
-      FIND_MISFIT (fits_binary (bits_of (value), &float16_format));
+      FIND_MISFIT (fits_binary (_serio_bits_of (value), &float16_format));
       break;
     case SERIO_DTYPE_BFLOAT16:
-      FIND_MISFIT (fits_binary (bits_of (value), &bfloat16_format));
+      FIND_MISFIT (fits_binary (_serio_bits_of (value), &bfloat16_format));
       break;
     case SERIO_DTYPE_INT8:
       FIND_MISFIT (fits_integer (value, -128.0, 128.0));
@@ -408,7 +396,7 @@ _serio_dtype_find_misfit (SerioDtype    dtype,
       FIND_MISFIT (fits_integer (value, 0.0, TWO_64));
       break;
     case SERIO_DTYPE_BOOL:
-      FIND_MISFIT (bits_of (value) == 0 || bits_of (value) == ONE_BITS);
+      FIND_MISFIT (_serio_bits_of (value) == 0 || _serio_bits_of (value) == ONE_BITS);
       break;
     default:
       g_assert_not_reached ();
@@ -447,7 +435,7 @@ _serio_dtype_misfit_reason (SerioDtype dtype,
   if (!isfinite (value) || (fabs (value) < TWO_63 && (double) (gint64) value != value))
     /* TRANSLATORS: the placeholder is a type name such as int32 */
     return g_strdup_printf (_("the value is not an integer, which an array of type %s must hold"), name);
-  if (bits_of (value) == SIGN_BIT)
+  if (_serio_bits_of (value) == SIGN_BIT)
     /* TRANSLATORS: the placeholder is a type name such as int32 */
     return g_strdup_printf (_("the value is -0, which an array of type %s cannot hold"), name);
 
@@ -483,14 +471,14 @@ _serio_dtype_from_doubles (SerioDtype    dtype,
         guint32 *o = out;
 
         for (gsize i = 0; i < n_values; i++)
-          o[i] = binary_from_bits (bits_of (values[i]), &float32_format);
+          o[i] = binary_from_bits (_serio_bits_of (values[i]), &float32_format);
       }
       break;
     case SERIO_DTYPE_FLOAT16:
-      CONVERT (guint16, (guint16) binary_from_bits (bits_of (value), &float16_format));
+      CONVERT (guint16, (guint16) binary_from_bits (_serio_bits_of (value), &float16_format));
       break;
     case SERIO_DTYPE_BFLOAT16:
-      CONVERT (guint16, (guint16) binary_from_bits (bits_of (value), &bfloat16_format));
+      CONVERT (guint16, (guint16) binary_from_bits (_serio_bits_of (value), &bfloat16_format));
       break;
     case SERIO_DTYPE_INT8:
       CONVERT (gint8, (gint8) value);
@@ -552,7 +540,7 @@ _serio_dtype_to_doubles (SerioDtype     dtype,
     case SERIO_DTYPE_FLOAT64:
       if (n_values > 0)
         memcpy (out, data, n_values * size);
-      _serio_codec_canonicalize (out, n_values);
+      _serio_float64_canonicalize (out, n_values);
       break;
     case SERIO_DTYPE_FLOAT32:
       LOAD (guint32, out[i] = binary_to_double (element, &float32_format));
@@ -671,62 +659,59 @@ _serio_dtype_set_element_error (GError       **error,
                position, shown, dtypes[dtype].name);
 }
 
-/**
- * serio_name_is_metadata:
- * @name: a stored name
- *
- * Says whether @name is reserved for the records of the library and its
- * bindings rather than for arrays: every name that begins with `serio.`,
- * such as `serio.sealed` and `serio.seal` of a sealed text or
- * `serio.dtypes` of files from older Python bindings. Tools show such
- * records apart, never as arrays.
- *
- * Returns: %TRUE if @name is reserved for metadata
- */
+/* Whether no value of @values is a NaN other than the canonical one. */
 gboolean
-serio_name_is_metadata (const char *name)
+_serio_float64_is_canonical (const double *values,
+                             gsize         n_values)
 {
-  g_return_val_if_fail (name != NULL, FALSE);
+  for (gsize i = 0; i < n_values; i++)
+    {
+      guint64 bits = _serio_bits_of (values[i]);
 
-  return g_str_has_prefix (name, "serio.");
+      if (G_UNLIKELY (is_nan_bits (bits) && bits != SERIO_CANONICAL_NAN_BITS))
+        return FALSE;
+    }
+
+  return TRUE;
 }
 
-/**
- * serio_name_compose:
- * @base_name: the base name, valid UTF-8
- * @dtype: the element type
- * @shape: (array length=n_dims) (nullable): the dimensions
- * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for
- *   a 0-d scalar
- *
- * Composes the stored name of an array: @base_name, then the type marker
- * (`@` and [func@Serio.Dtype.to_string]) unless @dtype is float64, then
- * the shape suffix. `w` of float32 and shape (2, 3) gives
- * `w@float32[2x3]`; of float64, `w[2x3]`; `step` of int64 and no
- * dimensions, `step@int64[]`.
- *
- * A float64 array whose base name itself ends in a marker (`x@int8`)
- * cannot be told from a typed one: its composed name reads back as that
- * of an int8 array. The typed appends refuse such a base name.
- *
- * Returns: (transfer full): the stored name
- */
-char *
-serio_name_compose (const char    *base_name,
-                    SerioDtype     dtype,
-                    const guint64 *shape,
-                    guint          n_dims)
+/* Makes every NaN of @values the canonical one. */
+void
+_serio_float64_canonicalize (double *values,
+                             gsize   n_values)
 {
-  g_autofree char *marked = NULL;
+  static const guint64 canonical_nan = SERIO_CANONICAL_NAN_BITS;
 
-  g_return_val_if_fail (base_name != NULL, NULL);
-  g_return_val_if_fail (dtype_is_valid (dtype), NULL);
-  g_return_val_if_fail (shape != NULL || n_dims == 0, NULL);
-  g_return_val_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS, NULL);
+  for (gsize i = 0; i < n_values; i++)
+    {
+      if (G_UNLIKELY (is_nan_bits (_serio_bits_of (values[i]))))
+        memcpy (&values[i], &canonical_nan, sizeof canonical_nan);
+    }
+}
 
-  if (dtype == SERIO_DTYPE_FLOAT64)
-    return _serio_shape_format_name (base_name, shape, n_dims);
+/* Whether typed data of @size bytes holds @count elements of @dtype;
+ * %FALSE with a G_IO_ERROR_INVALID_ARGUMENT error otherwise. For the bundle
+ * and the writer. */
+gboolean
+_serio_typed_size_matches (SerioDtype   dtype,
+                           guint64      count,
+                           gsize        size,
+                           GError     **error)
+{
+  gsize element = serio_dtype_get_size (dtype);
 
-  marked = g_strconcat (base_name, "@", dtypes[dtype].name, NULL);
-  return _serio_shape_format_name (marked, shape, n_dims);
+  if (count <= G_MAXSIZE / element && count * element == size)
+    return TRUE;
+
+  {
+    g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+
+    g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                 /* TRANSLATORS: a number of bytes and a type name such
+                  * as float32 */
+                 _("The data takes %s bytes, which is not the size of an array of type %s "
+                   "of the shape given"),
+                 taken, serio_dtype_to_string (dtype));
+    return FALSE;
+  }
 }

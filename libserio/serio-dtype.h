@@ -77,12 +77,4 @@ SERIO_AVAILABLE_IN_ALL
 gboolean    serio_dtype_holds       (SerioDtype     dtype,
                                      double         value);
 
-SERIO_AVAILABLE_IN_ALL
-gboolean    serio_name_is_metadata  (const char    *name);
-SERIO_AVAILABLE_IN_ALL
-char       *serio_name_compose      (const char    *base_name,
-                                     SerioDtype     dtype,
-                                     const guint64 *shape,
-                                     guint          n_dims) G_GNUC_WARN_UNUSED_RESULT;
-
 G_END_DECLS

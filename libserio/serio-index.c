@@ -24,7 +24,7 @@
 #include "serio-error.h"
 #include "serio-index.h"
 #include "serio-json-private.h"
-#include "serio-shape-private.h"
+#include "serio-name-private.h"
 
 #define FORMAT "serio-shards"
 #define FORMAT_VERSION 1

@@ -24,9 +24,9 @@
 #include "serio-error.h"
 #include "serio-i18n-private.h"
 #include "serio-reader.h"
-#include "serio-shape-private.h"
+#include "serio-reader-private.h"
+#include "serio-name-private.h"
 #include "serio-sniff-private.h"
-#include "serio-stream-private.h"
 #include "serio-workers-private.h"
 
 /**
@@ -138,7 +138,8 @@ struct _SerioReader
 {
   GObject         parent_instance;
 
-  GInputStream   *stream;
+  GInputStream   *stream;      /* %NULL when reading @bytes */
+  GBytes         *bytes;       /* a text in memory, which is the buffer */
   gsize           buffer_size;
 
   char           *buf;
@@ -198,6 +199,7 @@ G_DEFINE_FINAL_TYPE (SerioReader, serio_reader, G_TYPE_OBJECT)
 enum {
   PROP_0,
   PROP_STREAM,
+  PROP_BYTES,
   PROP_BUFFER_SIZE,
   PROP_THREADS,
   N_PROPS
@@ -211,6 +213,9 @@ serio_reader_finalize (GObject *object)
   SerioReader *self = (SerioReader *) object;
 
   g_clear_object (&self->stream);
+  if (self->bytes != NULL)
+    self->buf = NULL;     /* the bytes' data */
+  g_clear_pointer (&self->bytes, g_bytes_unref);
   g_clear_pointer (&self->buf, g_free);
   g_clear_pointer (&self->prelude, XXH3_freeState);
   _serio_seal_check_clear (&self->seal);
@@ -230,6 +235,23 @@ serio_reader_constructed (GObject *object)
   SerioReader *self = (SerioReader *) object;
 
   G_OBJECT_CLASS (serio_reader_parent_class)->constructed (object);
+
+  /* A reader of bytes reads nothing: its text is all in the window. */
+  if (self->bytes != NULL)
+    {
+      g_return_if_fail (self->stream == NULL);
+
+      gsize size;
+
+      self->buf = (char *) g_bytes_get_data (self->bytes, &size);
+      self->cap = self->end = size;
+      self->eof = TRUE;
+      self->last_byte = size > 0 ? (guint8) self->buf[size - 1] : 0;
+      self->bytes_read = self->size = size;
+      return;
+    }
+
+  g_return_if_fail (G_IS_INPUT_STREAM (self->stream));
 
   self->cap = self->buffer_size;
   self->buf = g_malloc (self->cap);
@@ -267,6 +289,10 @@ serio_reader_get_property (GObject    *object,
       g_value_set_object (value, self->stream);
       break;
 
+    case PROP_BYTES:
+      g_value_set_boxed (value, self->bytes);
+      break;
+
     case PROP_BUFFER_SIZE:
       g_value_set_uint (value, self->buffer_size);
       break;
@@ -292,6 +318,10 @@ serio_reader_set_property (GObject      *object,
     {
     case PROP_STREAM:
       self->stream = g_value_dup_object (value);
+      break;
+
+    case PROP_BYTES:
+      self->bytes = g_value_dup_boxed (value);
       break;
 
     case PROP_BUFFER_SIZE:
@@ -320,12 +350,24 @@ serio_reader_class_init (SerioReaderClass *klass)
   /**
    * SerioReader:stream:
    *
-   * The stream the text is read from.
+   * The stream the text is read from, or %NULL for a reader of
+   * [property@Serio.Reader:bytes].
    */
   properties[PROP_STREAM] =
     g_param_spec_object ("stream", NULL, NULL,
                          G_TYPE_INPUT_STREAM,
                          (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
+
+  /**
+   * SerioReader:bytes:
+   *
+   * The text, when it is in memory rather than in a stream
+   * ([ctor@Serio.Reader.new_for_bytes]); %NULL otherwise.
+   */
+  properties[PROP_BYTES] =
+    g_param_spec_boxed ("bytes", NULL, NULL,
+                        G_TYPE_BYTES,
+                        (G_PARAM_READWRITE | G_PARAM_CONSTRUCT_ONLY | G_PARAM_STATIC_STRINGS));
 
   /**
    * SerioReader:buffer-size:
@@ -387,6 +429,32 @@ serio_reader_new (GInputStream *stream)
   g_return_val_if_fail (G_IS_INPUT_STREAM (stream), NULL);
 
   return g_object_new (SERIO_TYPE_READER, "stream", stream, NULL);
+}
+
+/**
+ * serio_reader_new_for_bytes:
+ * @bytes: v1 text (sealed or plain); it needs no terminating NUL
+ *
+ * Creates a reader of the v1 text in @bytes, which it reads in place:
+ * nothing is copied, and the values of an array are parsed straight into
+ * the caller's buffer. This is what [ctor@Serio.Bundle.new_from_bytes]
+ * uses; use it to take only some arrays of a text in memory, or to read
+ * them in their own type ([method@Serio.Reader.read_typed]) without a
+ * bundle in between.
+ *
+ * The reader holds a reference to @bytes until it is finalized.
+ * [method@Serio.Reader.get_size] and [method@Serio.Reader.get_bytes_read]
+ * are the size of @bytes from the start, and a progress callback is never
+ * called: there is nothing to read.
+ *
+ * Returns: (transfer full): a new reader
+ */
+SerioReader *
+serio_reader_new_for_bytes (GBytes *bytes)
+{
+  g_return_val_if_fail (bytes != NULL, NULL);
+
+  return g_object_new (SERIO_TYPE_READER, "bytes", bytes, NULL);
 }
 
 /**
@@ -498,7 +566,8 @@ serio_reader_get_size (SerioReader *self)
  *
  * Gets the stream the reader reads.
  *
- * Returns: (transfer none): the stream
+ * Returns: (transfer none) (nullable): the stream, or %NULL for a reader
+ *   of bytes ([ctor@Serio.Reader.new_for_bytes])
  */
 GInputStream *
 serio_reader_get_stream (SerioReader *self)
@@ -588,6 +657,13 @@ fill (SerioReader   *self,
       GError       **error)
 {
   gssize n;
+
+  if (self->bytes != NULL)
+    {
+      /* Nothing moves: the window is the text. */
+      hash_upto (self, self->pos);
+      return 0;
+    }
 
   if (self->pos > 0)
     {
@@ -891,7 +967,7 @@ ensure_segment (SerioReader   *self,
             }
         }
 
-      if (self->pos == 0 && self->end == self->cap)
+      if (self->pos == 0 && self->end == self->cap && !self->eof)
         return fail_long_token (self, cancellable, error);
 
       got = fill (self, cancellable, &local_error);
@@ -1217,7 +1293,7 @@ ensure_line_start (SerioReader   *self,
           return TRUE;
         }
 
-      if (self->pos == 0 && self->end == self->cap)
+      if (self->pos == 0 && self->end == self->cap && !self->eof)
         grow (self);
 
       got = fill (self, cancellable, &local_error);
@@ -1357,7 +1433,15 @@ next_record (SerioReader   *self,
       self->line_done = FALSE;
       self->record_line = self->line;
       self->pos = header.values - self->buf;
-      self->seg_valid = FALSE;
+      /* When the whole line is in the window (always, in memory), its
+       * end is known: the segment of values ahead is the rest of it. */
+      self->seg_valid = nl != NULL && line_end >= header.values;
+      if (self->seg_valid)
+        {
+          self->seg_eol = TRUE;
+          self->seg_end = line_end - self->buf;
+          self->seg_nl = nl - self->buf;
+        }
 
       if (header.kind == SERIO_NAME_ARRAY && header.count_exact)
         {

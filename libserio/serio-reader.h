@@ -26,6 +26,8 @@ G_DECLARE_FINAL_TYPE (SerioReader, serio_reader, SERIO, READER, GObject)
 SERIO_AVAILABLE_IN_ALL
 SerioReader  *serio_reader_new              (GInputStream   *stream) G_GNUC_WARN_UNUSED_RESULT;
 SERIO_AVAILABLE_IN_ALL
+SerioReader  *serio_reader_new_for_bytes    (GBytes         *bytes) G_GNUC_WARN_UNUSED_RESULT;
+SERIO_AVAILABLE_IN_ALL
 SerioReader  *serio_reader_new_for_file     (GFile          *file,
                                              GCancellable   *cancellable,
                                              GError        **error) G_GNUC_WARN_UNUSED_RESULT;

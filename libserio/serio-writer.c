@@ -14,11 +14,12 @@
 #include "serio-dtype-private.h"
 #include "serio-error.h"
 #include "serio-i18n-private.h"
+#include "serio-memory-private.h"
 #include "serio-save-private.h"
-#include "serio-shape-private.h"
-#include "serio-stream-private.h"
+#include "serio-name-private.h"
 #include "serio-workers-private.h"
 #include "serio-writer.h"
+#include "serio-writer-private.h"
 
 /**
  * SerioWriter:
@@ -93,7 +94,11 @@ struct _SerioWriter
   gboolean       sealed;
   SerioSave     *save;          /* from new_for_file: the file being replaced */
 
-  char          *buffer;        /* BUFFER_SIZE + BUFFER_RESERVE bytes */
+  char          *buffer;        /* cap bytes */
+  gsize          cap;           /* BUFFER_SIZE + BUFFER_RESERVE for a stream */
+  gsize          limit;         /* the buffer is written out (or hashed, in
+                                 * memory) once it holds this much */
+  gboolean       in_memory;     /* the text stays in the buffer, which grows */
   gsize          used;
   gsize          hashed;        /* buffer bytes before this are hashed */
   XXH3_state_t  *hash;          /* when sealed */
@@ -192,6 +197,10 @@ serio_writer_finalize (GObject *object)
   G_OBJECT_CLASS (serio_writer_parent_class)->finalize (object);
 }
 
+/* Set by _serio_writer_new_in_memory() around the g_object_new() of a
+ * writer without a stream, which is otherwise a programmer error. */
+static GPrivate constructing_in_memory;
+
 static void
 serio_writer_constructed (GObject *object)
 {
@@ -199,7 +208,9 @@ serio_writer_constructed (GObject *object)
 
   G_OBJECT_CLASS (serio_writer_parent_class)->constructed (object);
 
-  g_return_if_fail (G_IS_OUTPUT_STREAM (self->stream));
+  self->in_memory = g_private_get (&constructing_in_memory) != NULL;
+  if (!self->in_memory)
+    g_return_if_fail (G_IS_OUTPUT_STREAM (self->stream));
 
   if (self->sealed)
     {
@@ -319,7 +330,9 @@ static void
 serio_writer_init (SerioWriter *self)
 {
   self->sealed = TRUE;
-  self->buffer = g_malloc (BUFFER_SIZE + BUFFER_RESERVE);
+  self->cap = BUFFER_SIZE + BUFFER_RESERVE;
+  self->limit = BUFFER_SIZE;
+  self->buffer = g_malloc (self->cap);
   self->state = STATE_OPEN;
 }
 
@@ -327,6 +340,56 @@ void
 _serio_writer_keep_stream_open (SerioWriter *self)
 {
   self->keep_open = TRUE;
+}
+
+SerioWriter *
+_serio_writer_new_in_memory (SerioSaveFlags flags,
+                             gsize          size_hint)
+{
+  SerioWriter *self;
+  char *buffer;
+
+  g_private_set (&constructing_in_memory, GINT_TO_POINTER (TRUE));
+  self = g_object_new (SERIO_TYPE_WRITER, "sealed", (flags & SERIO_SAVE_FLAGS_PLAIN) == 0, NULL);
+  g_private_set (&constructing_in_memory, NULL);
+
+  /* Room for the whole text at once, when its size is known: it is
+   * then never moved. */
+  if (size_hint > BUFFER_SIZE && size_hint <= G_MAXSIZE - BUFFER_RESERVE)
+    {
+      self->cap = size_hint + BUFFER_RESERVE;
+      buffer = _serio_alloc_large (self->cap);
+      memcpy (buffer, self->buffer, self->used);
+      g_free (self->buffer);
+      self->buffer = buffer;
+    }
+
+  return self;
+}
+
+char *
+_serio_writer_steal_text (SerioWriter *self,
+                          gsize       *len)
+{
+  char *text;
+
+  g_return_val_if_fail (self->in_memory && self->state == STATE_FINISHED, NULL);
+
+  /* BUFFER_RESERVE keeps room for the NUL. */
+  self->buffer[self->used] = '\0';
+  text = g_steal_pointer (&self->buffer);
+  *len = self->used;
+
+  /* Give back what the text did not need only when that is a lot (short
+   * tokens): a block trimmed by a few percent is smaller than the next
+   * call's, which keeps glibc's malloc from reusing it and costs fresh
+   * pages on every call. */
+  if (self->cap - self->used > self->used / 4)
+    text = g_realloc (text, self->used + 1);
+  self->used = 0;
+  self->state = STATE_CLOSED;
+
+  return text;
 }
 
 /**
@@ -594,6 +657,27 @@ report_written (SerioWriter *self,
     self->progress (self->written, 0, self->progress_data);
 }
 
+/* Makes room in memory for @len more bytes after those used, and the
+ * reserve; sets the limit of the next bytes, at most BUFFER_SIZE on. */
+static void
+reserve (SerioWriter *self,
+         gsize        len)
+{
+  gsize need;
+
+  if (!g_size_checked_add (&need, self->used, len) ||
+      !g_size_checked_add (&need, need, BUFFER_RESERVE))
+    g_error ("%s: the text does not fit in memory", G_STRLOC);
+  if (need > self->cap)
+    {
+      /* Geometric growth, by an eighth: the text of a bundle comes with
+       * a bound on its size, which the buffer already has. */
+      self->cap = MAX (need, self->cap + self->cap / 8);
+      self->buffer = g_realloc (self->buffer, self->cap);
+    }
+  self->limit = MIN (self->used + BUFFER_SIZE, self->cap - BUFFER_RESERVE);
+}
+
 /* Writes out the buffer, hashing it on the way. A failure breaks the
  * writer. */
 static gboolean
@@ -604,6 +688,16 @@ flush (SerioWriter   *self,
   GError *local_error = NULL;
 
   hash_buffer (self);
+
+  /* In memory, the text stays: the buffer makes room for the next
+   * BUFFER_SIZE bytes, hashed when they are in (while in the cache). */
+  if (self->in_memory)
+    {
+      gsize room = self->cap - MIN (self->cap, self->used + BUFFER_RESERVE);
+
+      reserve (self, room > SERIO_CODEC_TOKEN_MAX ? 0 : BUFFER_SIZE);
+      return TRUE;
+    }
 
   if (self->used > 0 &&
       !g_output_stream_write_all (self->stream, self->buffer, self->used, NULL,
@@ -632,7 +726,7 @@ put (SerioWriter   *self,
 {
   while (len > 0)
     {
-      gsize n = MIN (len, BUFFER_SIZE - self->used);
+      gsize n = MIN (len, self->limit - MIN (self->used, self->limit));
       char *out = self->buffer + self->used;
 
       if (n == 0)
@@ -766,6 +860,17 @@ write_block (SerioWriter             *self,
   if (self->hash != NULL)
     XXH3_64bits_update (self->hash, block->out, block->len);
 
+  if (self->in_memory)
+    {
+      /* After a flush, which hashed what the buffer held. */
+      reserve (self, block->len);
+      memcpy (self->buffer + self->used, block->out, block->len);
+      self->used += block->len;
+      self->hashed = self->used;
+      reserve (self, 0);
+      return TRUE;
+    }
+
   if (!g_output_stream_write_all (self->stream, block->out, block->len, NULL,
                                   cancellable, &local_error))
     {
@@ -852,7 +957,7 @@ put_values (SerioWriter   *self,
 
   while (n_values > 0)
     {
-      gsize room = (BUFFER_SIZE - MIN (self->used, BUFFER_SIZE)) / (SERIO_CODEC_TOKEN_MAX + 1);
+      gsize room = (self->limit - MIN (self->used, self->limit)) / (SERIO_CODEC_TOKEN_MAX + 1);
       gsize n = MIN (n_values, room);
       char *out = self->buffer + self->used;
 
@@ -1471,8 +1576,10 @@ serio_writer_end (SerioWriter   *self,
 
   if (self->sealed)
     {
-      if (self->used + SERIO_SEAL_CLOSE_MAX > BUFFER_SIZE + BUFFER_RESERVE &&
-          !flush (self, cancellable, error))
+      if (self->in_memory)
+        reserve (self, SERIO_SEAL_CLOSE_MAX);
+      else if (self->used + SERIO_SEAL_CLOSE_MAX > self->cap &&
+               !flush (self, cancellable, error))
         return FALSE;
 
       hash_buffer (self);
@@ -1485,7 +1592,7 @@ serio_writer_end (SerioWriter   *self,
   if (!flush (self, cancellable, error))
     return FALSE;
 
-  if (!g_output_stream_flush (self->stream, cancellable, &local_error))
+  if (!self->in_memory && !g_output_stream_flush (self->stream, cancellable, &local_error))
     {
       self->state = STATE_BROKEN;
       self->failure = g_error_copy (local_error);

@@ -13,13 +13,13 @@
 #include "serio-version-info.h"
 
 #include "serio-bundle.h"
-#include "serio-bundle-stream.h"
 #include "serio-checksum.h"
 #include "serio-dtype.h"
 #include "serio-enums.h"
 #include "serio-error.h"
 #include "serio-flags.h"
 #include "serio-index.h"
+#include "serio-name.h"
 #include "serio-reader.h"
 #include "serio-writer.h"
 

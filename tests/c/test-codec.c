@@ -13,8 +13,10 @@
 #include <locale.h>
 #include <string.h>
 
-#include "serio-codec.h"
+#include "serio-codec-private.h"
+#include "serio-dtype-private.h"
 #include "serio-error.h"
+#include "serio-reader.h"
 
 #include "test-utils.h"
 
@@ -289,48 +291,51 @@ record_free (gpointer data)
   g_free (record);
 }
 
-typedef struct
-{
-  GPtrArray *records;   /* of Record, in the order of the calls */
-  gsize      input_len;
-} ReadLog;
-
-static double *
-log_begin_array (const char *name,
-                 gsize       name_len,
-                 gsize       n_values,
-                 gpointer    user_data)
-{
-  ReadLog *read_log = user_data;
-  Record *record = g_new0 (Record, 1);
-
-  /* The codec must check a count against the input before asking for
-   * room: n values take at least 2n - 1 bytes. */
-  g_assert_cmpuint (n_values, <=, read_log->input_len / 2 + 1);
-
-  record->name = g_strndup (name, name_len);
-  record->n_values = n_values;
-  /* "may be NULL when n_values is 0": hand back NULL then. */
-  record->values = n_values > 0 ? g_new (double, n_values) : NULL;
-  g_ptr_array_add (read_log->records, record);
-
-  return record->values;
-}
-
-/* Reads @len bytes of @text through _serio_codec_read(), from a heap copy
- * of exactly @len bytes (no terminating NUL), so that an over-read shows
- * up under valgrind and ASan. Returns the records, or NULL with @error. */
+/* Reads @len bytes of @text through a SerioReader over them, which
+ * parses them in place, from a heap copy of exactly @len bytes (no
+ * terminating NUL), so that an over-read shows up under valgrind and
+ * ASan. Each array is read in one call, so that its values take the
+ * parallel path when they are many. Returns the records, or NULL with
+ * @error. */
 static GPtrArray *
 codec_read (const char  *text,
             gsize        len,
             GError     **error)
 {
-  g_autofree char *copy = g_memdup2 (text, len);
+  g_autoptr(GBytes) bytes = g_bytes_new_take (g_memdup2 (text, len), len);
+  g_autoptr(SerioReader) reader = serio_reader_new_for_bytes (bytes);
   g_autoptr(GPtrArray) records = g_ptr_array_new_with_free_func (record_free);
-  ReadLog read_log = { records, len };
+  GError *local_error = NULL;
 
-  if (!_serio_codec_read (copy, len, log_begin_array, &read_log, error))
-    return NULL;
+  while (serio_reader_next (reader, NULL, &local_error))
+    {
+      Record *record = g_new0 (Record, 1);
+      /* n values take at least 2n - 1 bytes: no more room than that,
+       * whatever the count says. */
+      gsize room = (gsize) MIN (serio_reader_get_n_values (reader), len / 2 + 1);
+      gsize got = 0, n;
+
+      record->name = g_strdup (serio_reader_get_name (reader));
+      record->values = room > 0 ? g_new (double, room) : NULL;
+      g_ptr_array_add (records, record);
+      do
+        {
+          if (!serio_reader_read_values (reader, room > 0 ? record->values + got : NULL, room - got, &n,
+                                         NULL, &local_error))
+            break;
+          got += n;
+        }
+      while (n > 0 && got < room);
+      if (local_error != NULL)
+        break;
+      record->n_values = got;
+    }
+
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
 
   return g_steal_pointer (&records);
 }
@@ -897,15 +902,15 @@ test_canonicalize (void)
 
       values[i] = one;
       expected[i] = test_canonical_bits (patterns[i]);
-      g_assert_cmpint (_serio_codec_is_canonical (&one, 1), ==, expected[i] == patterns[i]);
+      g_assert_cmpint (_serio_float64_is_canonical (&one, 1), ==, expected[i] == patterns[i]);
     }
 
-  g_assert_false (_serio_codec_is_canonical (values, G_N_ELEMENTS (values)));
-  g_assert_true (_serio_codec_is_canonical (values + 5, G_N_ELEMENTS (values) - 5));
+  g_assert_false (_serio_float64_is_canonical (values, G_N_ELEMENTS (values)));
+  g_assert_true (_serio_float64_is_canonical (values + 5, G_N_ELEMENTS (values) - 5));
 
-  _serio_codec_canonicalize (values, G_N_ELEMENTS (values));
+  _serio_float64_canonicalize (values, G_N_ELEMENTS (values));
   test_assert_same_bits (values, expected, G_N_ELEMENTS (values));
-  g_assert_true (_serio_codec_is_canonical (values, G_N_ELEMENTS (values)));
+  g_assert_true (_serio_float64_is_canonical (values, G_N_ELEMENTS (values)));
 }
 
 /* A token made to land on the edges of the reader's fast path: 1 to 20

@@ -6,7 +6,7 @@
 
 #include <serio.h>
 
-#include "serio-stream-private.h"
+#include "serio-workers-private.h"
 
 static void
 test_effective (void)

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-shape.c: the shape suffix of array names (serio-v1-files.md §3)
+/* serio-name.c: the shape suffix of array names (serio-v1-files.md §3)
  *
  * Copyright 2026 The libserio authors
  *
@@ -19,8 +19,12 @@
 
 #include <string.h>
 
+#include <gio/gio.h>
+#include <glib/gi18n-lib.h>
+
 #include "serio-dtype-private.h"
-#include "serio-shape-private.h"
+#include "serio-i18n-private.h"
+#include "serio-name-private.h"
 
 /* Parses the canonical decimal at *p, up to the next 'x' or ']'. */
 static gboolean
@@ -305,4 +309,120 @@ _serio_shape_format_name (const char    *base_name,
   g_string_append_c (name, ']');
 
   return g_string_free (name, FALSE);
+}
+
+/* The stored name of a typed array, with its number of values; %NULL
+ * with a G_IO_ERROR_INVALID_ARGUMENT error when the shape has too many
+ * values or the name would not read back as @dtype. For the bundle
+ * and the writer. */
+char *
+_serio_typed_name (const char     *base_name,
+                   SerioDtype      dtype,
+                   const guint64  *shape,
+                   guint           n_dims,
+                   guint64        *n_values,
+                   GError        **error)
+{
+  guint64 count;
+  g_autofree char *name = NULL;
+  guint64 dims[SERIO_SHAPE_MAX_DIMS];
+  gsize base_len;
+  guint n;
+  SerioDtype parsed;
+
+  if (!_serio_shape_count (shape, n_dims, &count))
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                           _("The shape has more values than 64 bits can count"));
+      return NULL;
+    }
+
+  name = serio_name_compose (base_name, dtype, shape, n_dims);
+  _serio_name_parse (name, strlen (name), count, &base_len, &parsed, dims, &n);
+  if (parsed != dtype)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                   /* TRANSLATORS: the placeholder is a base name such as
+                    * w@int8 */
+                   _("The base name “%s” ends in a type marker, which a float64 array cannot have"),
+                   base_name);
+      return NULL;
+    }
+
+  *n_values = count;
+  return g_steal_pointer (&name);
+}
+
+/**
+ * serio_name_is_metadata:
+ * @name: a stored name
+ *
+ * Says whether @name is reserved for the records of the library and its
+ * bindings rather than for arrays: every name that begins with `serio.`,
+ * such as `serio.sealed` and `serio.seal` of a sealed text or
+ * `serio.dtypes` of files from older Python bindings. Tools show such
+ * records apart, never as arrays.
+ *
+ * Returns: %TRUE if @name is reserved for metadata
+ */
+gboolean
+serio_name_is_metadata (const char *name)
+{
+  g_return_val_if_fail (name != NULL, FALSE);
+
+  return g_str_has_prefix (name, SERIO_RESERVED_PREFIX);
+}
+
+/**
+ * serio_name_compose:
+ * @base_name: the base name, valid UTF-8
+ * @dtype: the element type
+ * @shape: (array length=n_dims) (nullable): the dimensions
+ * @n_dims: the number of dimensions, at most %SERIO_SHAPE_MAX_DIMS; 0 for
+ *   a 0-d scalar
+ *
+ * Composes the stored name of an array: @base_name, then the type marker
+ * (`@` and [func@Serio.Dtype.to_string]) unless @dtype is float64, then
+ * the shape suffix. `w` of float32 and shape (2, 3) gives
+ * `w@float32[2x3]`; of float64, `w[2x3]`; `step` of int64 and no
+ * dimensions, `step@int64[]`.
+ *
+ * A float64 array whose base name itself ends in a marker (`x@int8`)
+ * cannot be told from a typed one: its composed name reads back as that
+ * of an int8 array. The typed appends refuse such a base name.
+ *
+ * Returns: (transfer full): the stored name
+ */
+char *
+serio_name_compose (const char    *base_name,
+                    SerioDtype     dtype,
+                    const guint64 *shape,
+                    guint          n_dims)
+{
+  g_autofree char *marked = NULL;
+
+  g_return_val_if_fail (base_name != NULL, NULL);
+  g_return_val_if_fail (dtype >= SERIO_DTYPE_FLOAT64 && dtype <= SERIO_DTYPE_LAST, NULL);
+  g_return_val_if_fail (shape != NULL || n_dims == 0, NULL);
+  g_return_val_if_fail (n_dims <= SERIO_SHAPE_MAX_DIMS, NULL);
+
+  if (dtype == SERIO_DTYPE_FLOAT64)
+    return _serio_shape_format_name (base_name, shape, n_dims);
+
+  marked = g_strconcat (base_name, "@", serio_dtype_to_string (dtype), NULL);
+  return _serio_shape_format_name (marked, shape, n_dims);
+}
+
+SerioNameKind
+_serio_seal_name_kind (const char *name,
+                       gsize       name_len)
+{
+  if (name_len == strlen (SERIO_SEAL_OPEN_NAME) &&
+      memcmp (name, SERIO_SEAL_OPEN_NAME, name_len) == 0)
+    return SERIO_NAME_SEAL_OPEN;
+  if (name_len == strlen (SERIO_SEAL_CLOSE_NAME) &&
+      memcmp (name, SERIO_SEAL_CLOSE_NAME, name_len) == 0)
+    return SERIO_NAME_SEAL_CLOSE;
+
+  return SERIO_NAME_ARRAY;
 }
