@@ -15,7 +15,7 @@
 #include "serio-numpy.h"
 #include "serio-safetensors.h"
 #include "serio-shards.h"
-#include "serio-save.h"
+#include "serio-save-private.h"
 
 #define CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
 

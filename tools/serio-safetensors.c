@@ -904,7 +904,7 @@ serio_safetensors_layout (GPtrArray  *tensors,
 /* serio convert                                                      */
 /* ------------------------------------------------------------------ */
 
-#include "serio-save.h"
+#include "serio-save-private.h"
 
 #define METADATA_PREFIX "serio.metadata."
 

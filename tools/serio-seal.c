@@ -10,7 +10,7 @@
 
 #include <glib/gi18n.h>
 
-#include "serio-save.h"
+#include "serio-save-private.h"
 #include "serio-tool.h"
 
 /* Values are copied from the reader to the writer through a buffer of
