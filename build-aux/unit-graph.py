@@ -2,17 +2,18 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 """Who calls whom among libserio's units, from the built objects.
 
-Usage: unit-graph.py [--dot] [--check] OBJECT...
+Usage: unit-graph.py [--dot] [--check] OBJECT-OR-ARCHIVE...
 
-Each object file of the library is a unit (serio-codec.c.o is
-"serio-codec").  A unit uses another when it refers to a symbol the
+Each object file of the library (given as such, or as a member of a
+static archive such as libserio/libserio-static.a) is a unit
+(serio-codec.c.o is "serio-codec").  A unit uses another when it refers to a symbol the
 other defines (nm's undefined symbols against its defined ones), so the
 graph is that of the code as compiled, calls and data alike, static
 inline helpers aside.  The script prints the edges, a layer for each
 unit (0 uses nothing of the library, every unit is one layer above the
 highest it uses), and any cycle.  --dot prints a Graphviz graph instead;
---check exits 1 when there is a cycle.  meson's "unit-graph" run target
-and the "layering" test run it on libserio's static archive.
+--check exits 1 when there is a cycle.  `meson compile unit-graph` prints
+it for the build's libserio-static.a, and the "layering" test checks it.
 """
 
 import os
@@ -29,15 +30,33 @@ def unit_name(path):
     return re.sub(r'^meson-generated_(\.\._)*', '', base)
 
 
-def symbols(path, nm):
-    out = subprocess.run([nm, '--defined-only', '-g', path],
-                         check=True, capture_output=True, text=True).stdout
-    defined = {line.split()[-1] for line in out.splitlines()
-               if len(line.split()) >= 3}
-    out = subprocess.run([nm, '--undefined-only', path],
-                         check=True, capture_output=True, text=True).stdout
-    undefined = {line.split()[-1] for line in out.splitlines() if line.strip()}
-    return defined, undefined
+MEMBER = re.compile(r'^(?:.*?):([^:\s]+\.o(?:bj)?):(.*)$')
+
+
+def nm_lines(path, nm, *flags):
+    return subprocess.run([nm, '-A', *flags, path], check=True,
+                          capture_output=True, text=True).stdout.splitlines()
+
+
+def units_of(path, nm):
+    """{unit: (defined, undefined)} of an object file, or of each member
+    of a static archive."""
+    units = {}
+    for flags, which in ((('--defined-only', '-g'), 0), (('--undefined-only',), 1)):
+        for line in nm_lines(path, nm, *flags):
+            if path.endswith('.a'):
+                m = MEMBER.match(line)
+                if m is None:
+                    continue
+                member, rest = m.group(1), m.group(2)
+            else:
+                member, rest = path, line.split(':', 1)[1]
+            fields = rest.split()
+            if not fields or (which == 0 and len(fields) < 3):
+                continue
+            entry = units.setdefault(unit_name(member), (set(), set()))
+            entry[which].add(fields[-1])
+    return units
 
 
 def find_cycles(graph):
@@ -97,7 +116,38 @@ def layers(graph):
     return layer
 
 
+def self_test(nm):
+    """Checks that a cycle is found: two units that call each other, and
+    a third that only calls one of them."""
+    import tempfile
+    cc = os.environ.get('CC', 'cc').split()
+    sources = {
+        'unit-a.c': 'int b (int); int a (int x) { return x > 0 ? b (x - 1) : 0; }\n',
+        'unit-b.c': 'int a (int); int b (int x) { return a (x); }\n',
+        'unit-c.c': 'int a (int); int c (void) { return a (3); }\n',
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        objects = []
+        for name, text in sources.items():
+            src = os.path.join(tmp, name)
+            with open(src, 'w') as f:
+                f.write(text)
+            subprocess.run(cc + ['-c', src, '-o', src + '.o'], check=True)
+            objects.append(src + '.o')
+        status = subprocess.run([sys.executable, __file__, '--check'] + objects,
+                                capture_output=True, text=True)
+        ok = (status.returncode == 1 and 'cycle: unit-a <-> unit-b' in status.stdout
+              and 'unit-c' not in status.stdout.split('cycle:')[1])
+        status_acyclic = subprocess.run([sys.executable, __file__, '--check'] + objects[2:] + objects[:1],
+                                        capture_output=True, text=True)
+        ok = ok and status_acyclic.returncode == 0
+    print('self-test ' + ('passed' if ok else 'FAILED:\n' + status.stdout))
+    return 0 if ok else 1
+
+
 def main(argv):
+    if argv == ['--self-test']:
+        return self_test(os.environ.get('NM', 'nm'))
     dot = '--dot' in argv
     check = '--check' in argv
     objects = [a for a in argv if not a.startswith('--')]
@@ -109,11 +159,10 @@ def main(argv):
     defined_by = {}
     uses = {}
     for path in objects:
-        unit = unit_name(path)
-        defined, undefined = symbols(path, nm)
-        for sym in defined:
-            defined_by[sym] = unit
-        uses[unit] = undefined
+        for unit, (defined, undefined) in units_of(path, nm).items():
+            for sym in defined:
+                defined_by[sym] = unit
+            uses[unit] = undefined
 
     graph = {unit: set() for unit in uses}
     via = {}

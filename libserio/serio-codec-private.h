@@ -98,9 +98,8 @@ gboolean      _serio_seal_check_finish   (SerioSealCheck  *check,
                                           GError         **error);
 void          _serio_seal_check_clear    (SerioSealCheck  *check);
 
-/* The pieces of the reader, shared by the in-memory reader and the stream
- * reader (serio-reader.c), so that both accept the same texts and fail
- * with the same codes and messages. */
+/* The pieces of the reader (serio-reader.c): records and tokens, their
+ * errors and messages. */
 
 typedef struct
 {

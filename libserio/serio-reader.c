@@ -3,10 +3,11 @@
  *
  * Copyright 2026 The libserio authors
  *
- * The reader keeps a window of the stream in a buffer and parses it with
- * the pieces of the in-memory reader (serio-codec.c), so that both accept
- * the same texts and fail with the same codes, lines, indexes and
- * messages. Lines may be far longer than the buffer: the values of a
+ * The one reader of v1 text: bundles load through it (serio-bundle-io.c)
+ * from memory, streams and files. Over bytes, the window is the whole
+ * text and nothing is read or moved; over a stream, the reader keeps a
+ * window of the stream in a buffer. Either way it parses with the pieces
+ * of the codec (serio-codec.c). Lines may be far longer than the buffer: the values of a
  * record are parsed up to the last comma of the window, and the token cut
  * by the window's end is moved to the front before the next read. Only the
  * start of a record (its name and count) must fit in the buffer, which
@@ -71,7 +72,7 @@
  * [method@Serio.Reader.read_values] gives the values of every type as
  * doubles, [method@Serio.Reader.read_typed] and
  * [method@Serio.Reader.read_typed_bytes] as elements of the type. Every
- * value read is checked against the type, as the in-memory reader does.
+ * value read is checked against the type.
  *
  * The reader is as strict as [ctor@Serio.Bundle.new_from_bytes] and fails
  * with the same [error@Serio.Error] codes and messages, naming the same
@@ -726,8 +727,8 @@ next_line (SerioReader *self,
 /* ------------------------------------------------------------------ */
 
 /* Records @local_error (taken) as the reader's failure and returns it.
- * A problem with the text is reported as the in-memory reader would:
- * first the stream is read to its end, because a text cut short is
+ * A problem with the text is reported as it is for the whole text in
+ * memory: first the stream is read to its end, because a text cut short is
  * reported as such whatever else is wrong with it. */
 static gboolean
 fail (SerioReader   *self,
