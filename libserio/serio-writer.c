@@ -754,6 +754,37 @@ put (SerioWriter   *self,
   return TRUE;
 }
 
+/* Fails, changing nothing, while the open array misses values: before
+ * another array begins, or (@at_end) before the text ends. */
+static gboolean
+check_array_complete (SerioWriter  *self,
+                      gboolean      at_end,
+                      GError      **error)
+{
+  g_autofree char *missing = NULL;
+  gulong n;
+
+  if (!self->in_array)
+    return TRUE;
+
+  missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
+  n = plural_of (self->n_missing);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+               at_end ?
+               g_dngettext (GETTEXT_PACKAGE,
+                            /* TRANSLATORS: the placeholder is a number of
+                             * values */
+                            "The text cannot be finished: its last array still misses %s value",
+                            "The text cannot be finished: its last array still misses %s values", n) :
+               g_dngettext (GETTEXT_PACKAGE,
+                            /* TRANSLATORS: the placeholder is a number of
+                             * values */
+                            "The array begun before still misses %s value",
+                            "The array begun before still misses %s values", n),
+               missing);
+  return FALSE;
+}
+
 /* Ends the open array's line once its last value is in. */
 static void
 end_array_if_complete (SerioWriter *self)
@@ -814,20 +845,8 @@ serio_writer_begin_array (SerioWriter   *self,
   if (!check_usable (self, cancellable, error))
     return FALSE;
 
-  if (self->in_array)
-    {
-      g_autofree char *missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   g_dngettext (GETTEXT_PACKAGE,
-                                /* TRANSLATORS: the placeholder is a number
-                                 * of values */
-                                "The array begun before still misses %s value",
-                                "The array begun before still misses %s values",
-                                plural_of (self->n_missing)),
-                   missing);
-      return FALSE;
-    }
+  if (!check_array_complete (self, FALSE, error))
+    return FALSE;
 
   count_len = g_snprintf (count, sizeof count, "|%" G_GUINT64_FORMAT "|", n_values);
 
@@ -1559,20 +1578,8 @@ serio_writer_end (SerioWriter   *self,
   if (!check_usable (self, cancellable, error))
     return FALSE;
 
-  if (self->in_array)
-    {
-      g_autofree char *missing = g_strdup_printf ("%" G_GUINT64_FORMAT, self->n_missing);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   g_dngettext (GETTEXT_PACKAGE,
-                                /* TRANSLATORS: the placeholder is a number
-                                 * of values */
-                                "The text cannot be finished: its last array still misses %s value",
-                                "The text cannot be finished: its last array still misses %s values",
-                                plural_of (self->n_missing)),
-                   missing);
-      return FALSE;
-    }
+  if (!check_array_complete (self, TRUE, error))
+    return FALSE;
 
   if (self->sealed)
     {
