@@ -118,12 +118,6 @@ bit_length (guint64 v)
   return v == 0 ? 0 : 64 - __builtin_clzll (v);
 }
 
-static inline gboolean
-bits_are_nan (guint64 bits)
-{
-  return (bits & ~SIGN_BIT) > INF_BITS;
-}
-
 /* ------------------------------------------------------------------ */
 /* Writer                                                             */
 /* ------------------------------------------------------------------ */

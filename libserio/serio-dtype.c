@@ -58,7 +58,7 @@ G_STATIC_ASSERT (G_N_ELEMENTS (dtypes) == SERIO_DTYPE_LAST + 1);
 #define TWO_63 9223372036854775808.0
 #define TWO_64 18446744073709551616.0
 
-static inline gboolean
+G_GNUC_UNUSED static inline gboolean
 dtype_is_valid (SerioDtype dtype)
 {
   return (guint) dtype <= SERIO_DTYPE_LAST;

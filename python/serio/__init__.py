@@ -247,7 +247,7 @@ def _load_flat(records: _io.RecordReader, names: Optional[List[str]], first: boo
         if base == TREE_NAME:
             raise _tree.tree_error(path, None, 'the tree is not a uint8 array that comes '
                                    'first')
-        if codes is None and base.startswith('serio.'):
+        if codes is None and _tree.is_metadata(base):
             # Metadata (a binding's or a later version's), not an array.
             records.discard(base) if names is None else records.skip(base)
             continue

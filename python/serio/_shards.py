@@ -373,7 +373,7 @@ def _read_shard(index: _Index, shard: str, wanted: Optional[set], found: Dict[st
     try:
         while records.next():
             base, dtype, shape = records.header()
-            if base.startswith('serio.'):
+            if _tree.is_metadata(base):
                 records.skip(base)
                 continue
             if base in seen:

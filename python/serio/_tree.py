@@ -80,10 +80,21 @@ def escape(key: Key) -> str:
                    if c in _ESCAPED else c for c in key)
 
 
+def is_metadata(name: str) -> bool:
+    """Whether a record name is reserved for metadata, by the library's one
+    list of reserved names (``Serio.name_is_metadata``)."""
+    try:
+        return Serio.name_is_metadata(name)
+    except UnicodeEncodeError:
+        # Not text (a lone surrogate): no record has that name, and it is
+        # refused where it would be stored.
+        return False
+
+
 def name_of(keys: Tuple[Key, ...]) -> str:
     """The record name of a key path (a tuple of keys from the root)."""
     name = '.'.join(escape(key) for key in keys)
-    if name.startswith('serio.'):
+    if is_metadata(name):
         name = '%73' + name[1:]
     return name
 

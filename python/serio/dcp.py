@@ -51,7 +51,7 @@ from typing import Any, Dict, List, Optional, Union
 import numpy
 import torch
 
-from . import _errors, _io
+from . import _errors, _io, _tree
 from ._files import seal_of as _seal_of, strict_json, write_json
 from ._errors import UnstorableError
 from gi.repository import Serio
@@ -134,7 +134,7 @@ def _record_name(item) -> str:
     readers."""
     index = item.index
     name = index.fqn.replace('|', '_').replace('\r', '_').replace('\n', '_')
-    if name.startswith('serio.'):
+    if _tree.is_metadata(name):
         name = '_' + name
     data = item.tensor_data
     if data is not None and index.offset is not None and (
