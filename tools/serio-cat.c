@@ -13,6 +13,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-commands.h"
 #include "serio-ryu.h"
 #include "serio-tool.h"
 
@@ -614,8 +615,7 @@ cat_names_from_stream (Cat         *cat,
 }
 
 int
-serio_tool_cat (int    argc,
-                char **argv)
+handle_cat (int argc, char *argv[], gboolean do_help)
 {
   Cat cat;
   int status;
@@ -642,8 +642,8 @@ serio_tool_cat (int    argc,
                                     "Given one array NAME, only its values are printed, without the header\n"
                                     "line; given several, the arrays are printed in the order given, each\n"
                                     "with its header line."),
-                                 description, entries, &argc, &argv))
-    return SERIO_TOOL_EXIT_ERROR;
+                                 description, entries, do_help, &argc, &argv, &status))
+    return status;
 
   if (argc != 2)
     return serio_tool_usage_error (_("give exactly one file"));

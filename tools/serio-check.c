@@ -10,6 +10,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-commands.h"
 #include "serio-shards.h"
 #include "serio-tool.h"
 
@@ -62,8 +63,7 @@ check_file (const char *path,
 }
 
 int
-serio_tool_check (int    argc,
-                  char **argv)
+handle_check (int argc, char *argv[], gboolean do_help)
 {
   g_autofree double *values = NULL;
   int status = SERIO_TOOL_EXIT_OK;
@@ -77,8 +77,8 @@ serio_tool_check (int    argc,
                                  N_("Errors are printed as “FILE:LINE: message”.\n\n"
                                     "Exit status: 0 if every file is valid (and, with --require-seal,\n"
                                     "sealed), 1 if any is not, 2 on a usage or input/output error."),
-                                 entries, &argc, &argv))
-    return SERIO_TOOL_EXIT_ERROR;
+                                 entries, do_help, &argc, &argv, &status))
+    return status;
 
   if (argc < 2)
     return serio_tool_usage_error (_("no file given"));

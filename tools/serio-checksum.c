@@ -11,6 +11,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-commands.h"
 #include "serio-tool.h"
 
 /* Like sha256sum: a name holding a newline or a backslash is written with
@@ -66,8 +67,7 @@ checksum_file (const char  *path,
 }
 
 int
-serio_tool_checksum (int    argc,
-                     char **argv)
+handle_checksum (int argc, char *argv[], gboolean do_help)
 {
   char *stdin_only[] = { (char *) "-", NULL };
   char **paths;
@@ -79,8 +79,8 @@ serio_tool_checksum (int    argc,
                                     "of each file as “xxxxxxxx  FILE” lines. With no FILE, or when FILE is\n"
                                     "“-”, read the standard input. The files need not be valid."),
                                  N_("Exit status: 0 on success, 2 if a file cannot be read."),
-                                 NULL, &argc, &argv))
-    return SERIO_TOOL_EXIT_ERROR;
+                                 NULL, do_help, &argc, &argv, &status))
+    return status;
 
   paths = argc > 1 ? argv + 1 : stdin_only;
 

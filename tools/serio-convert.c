@@ -12,10 +12,11 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-commands.h"
 #include "serio-numpy.h"
 #include "serio-safetensors.h"
-#include "serio-shards.h"
 #include "serio-save-private.h"
+#include "serio-shards.h"
 
 #define CANONICAL_NAN_BITS G_GUINT64_CONSTANT (0x7FF8000000000000)
 
@@ -79,17 +80,6 @@ format_of (const char *path)
   if (has_extension (path, ".safetensors"))
     return FORMAT_SAFETENSORS;
   return FORMAT_SERIO;
-}
-
-static void
-print_file_error (const char  *path,
-                  GError     **error)
-{
-  g_autofree char *display = g_filename_display_name (path);
-
-  /* TRANSLATORS: a file name, before an error message about it */
-  g_prefix_error (error, _("%s: "), display);
-  serio_tool_print_error (*error);
 }
 
 /* "dir/dense.w.npy" gives "dense.w"; bytes that are not UTF-8 become
@@ -354,7 +344,6 @@ numpy_to_serio (const char *in,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(SerioToolInput) input = NULL;
-  g_autoptr(GFile) file = NULL;
   g_autoptr(SerioWriter) writer = NULL;
   g_autofree char *display = g_filename_display_name (in);
   g_autoptr(GArray) notes = g_array_new (FALSE, FALSE, sizeof (guint64));
@@ -365,26 +354,12 @@ numpy_to_serio (const char *in,
   goffset size;
 
   /* Errors are named below, after the member of a .npz file they are in. */
-  input = serio_tool_input_open (in, SERIO_TOOL_INPUT_BARE_ERRORS, &error);
-  if (input == NULL)
-    {
-      serio_tool_print_error (error);
-      return SERIO_TOOL_EXIT_ERROR;
-    }
+  if (!serio_tool_open_to_serio (in, out, plain, &input, &writer))
+    return SERIO_TOOL_EXIT_ERROR;
   c.input = input;
+  c.writer = writer;
   stream = G_INPUT_STREAM (input);
   size = serio_tool_input_get_size (input);
-
-  file = g_file_new_for_path (out);
-  writer = serio_writer_new_for_file (file, plain ? SERIO_SAVE_FLAGS_PLAIN : SERIO_SAVE_FLAGS_NONE,
-                                      NULL, &error);
-  if (writer == NULL)
-    {
-      serio_tool_input_end_progress (input);
-      print_file_error (out, &error);
-      return SERIO_TOOL_EXIT_ERROR;
-    }
-  c.writer = writer;
 
   if (in_format == FORMAT_NPZ)
     {
@@ -401,27 +376,14 @@ numpy_to_serio (const char *in,
   /* The reading may stop before the end of the file. */
   serio_tool_input_end_progress (input);
 
-  /* On any failure, the writer is dropped unclosed: OUT stays. A
-   * reader fails with an error, always. */
+  /* On any failure, the writer is dropped unclosed: OUT stays. */
   if (!read)
-    {
-      if (c.write_error != NULL)
-        {
-          print_file_error (out, &c.write_error);
-          g_clear_error (&c.write_error);
-          return SERIO_TOOL_EXIT_ERROR;
-        }
-      if (error == NULL)
-        g_set_error_literal (&error, G_IO_ERROR, G_IO_ERROR_FAILED,
-                             _("the conversion stopped without saying why (a bug)"));
-      print_file_error (in, &error);
-      return io_failed ? SERIO_TOOL_EXIT_ERROR : SERIO_TOOL_EXIT_FAILURE;
-    }
+    return serio_tool_to_serio_failed (in, out, &c.write_error, &error, io_failed);
 
   print_notes (&c);
   if (!serio_writer_close (writer, NULL, &error))
     {
-      print_file_error (out, &error);
+      serio_tool_print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
     }
 
@@ -491,17 +453,8 @@ set_content_error (ToNumpy    *c,
 
 /* The legacy table of data types that the first Python Serio.save()
  * wrote as a first record serio.dtypes: one code per other array
- * (CONTRACT.md), 13 being a text. */
-#define LEGACY_DTYPES_NAME "serio.dtypes"
-#define LEGACY_STR 13
+ * (serio-tool.h). */
 #define LEGACY_BAD_TABLE N_("serio.dtypes does not list one known data type code per array")
-
-static const SerioDtype legacy_codes[] = {
-  SERIO_DTYPE_FLOAT64, SERIO_DTYPE_FLOAT32, SERIO_DTYPE_FLOAT16, SERIO_DTYPE_BFLOAT16,
-  SERIO_DTYPE_INT64, SERIO_DTYPE_INT32, SERIO_DTYPE_INT16, SERIO_DTYPE_INT8,
-  SERIO_DTYPE_UINT64, SERIO_DTYPE_UINT32, SERIO_DTYPE_UINT16, SERIO_DTYPE_UINT8,
-  SERIO_DTYPE_BOOL,
-};
 
 /* Reads the codes of a first record serio.dtypes. FALSE only when the
  * input failed. A text's code is kept as (SerioDtype) -1. */
@@ -524,15 +477,11 @@ read_legacy_table (SerioReader  *reader,
           double code = c->values[i];
           SerioDtype dtype;
 
-          if (code == LEGACY_STR)
+          if (code == SERIO_TOOL_LEGACY_CODE_STR)
             {
               dtype = (SerioDtype) -1;
             }
-          else if (code >= 0 && code < G_N_ELEMENTS (legacy_codes) && code == floor (code))
-            {
-              dtype = legacy_codes[(gsize) code];
-            }
-          else
+          else if (!serio_tool_legacy_code_get_dtype (code, &dtype))
             {
               set_content_error (c, "%s", _(LEGACY_BAD_TABLE));
               continue;
@@ -818,7 +767,7 @@ serio_to_numpy (const char *in,
         {
           gboolean read_ok;
 
-          if (was_first && strcmp (name, LEGACY_DTYPES_NAME) == 0)
+          if (was_first && strcmp (name, SERIO_TOOL_LEGACY_DTYPES_NAME) == 0)
             {
               read_ok = read_legacy_table (reader, &c, &error);
               legacy = c.legacy;
@@ -893,7 +842,7 @@ serio_to_numpy (const char *in,
     }
   else if (c.content_error != NULL)
     {
-      print_file_error (in, &c.content_error);
+      serio_tool_print_file_error (in, &c.content_error);
       status = SERIO_TOOL_EXIT_FAILURE;
     }
   else if (out_format == FORMAT_NPY && array_name != NULL && !found)
@@ -927,7 +876,7 @@ serio_to_numpy (const char *in,
       if (c.error == NULL)
         g_set_error_literal (&c.error, G_IO_ERROR, G_IO_ERROR_FAILED,
                              _("the conversion stopped without saying why (a bug)"));
-      print_file_error (out, &c.error);
+      serio_tool_print_file_error (out, &c.error);
     }
 
   to_numpy_drop (&c);
@@ -938,10 +887,10 @@ serio_to_numpy (const char *in,
 }
 
 int
-serio_tool_convert (int    argc,
-                    char **argv)
+handle_convert (int argc, char *argv[], gboolean do_help)
 {
   Format in_format, out_format;
+  int status;
 
   if (!serio_tool_parse_options (N_("IN OUT"),
                                  N_("Convert NumPy .npy and .npz files and Hugging Face .safetensors files\n"
@@ -981,8 +930,8 @@ serio_tool_convert (int    argc,
                                     "alone on failure."),
                                  N_("Exit status: 0 on success, 1 if the input is not valid, has another\n"
                                     "data type or no array NAME, 2 on a usage or input/output error."),
-                                 entries, &argc, &argv))
-    return SERIO_TOOL_EXIT_ERROR;
+                                 entries, do_help, &argc, &argv, &status))
+    return status;
 
   if (argc != 3)
     return serio_tool_usage_error (_("give an input and an output file"));

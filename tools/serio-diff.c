@@ -13,6 +13,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-commands.h"
 #include "serio-ryu.h"
 #include "serio-tool.h"
 
@@ -1421,9 +1422,10 @@ diff_paths (const char *path_a,
 }
 
 int
-serio_tool_diff (int    argc,
-                 char **argv)
+handle_diff (int argc, char *argv[], gboolean do_help)
 {
+  int status;
+
   if (!serio_tool_parse_options (N_("A B"),
                                  N_("Compare two serio files bit for bit. The k-th array called N in A is\n"
                                     "matched with the k-th array called N in B, whatever their shapes\n"
@@ -1444,8 +1446,8 @@ serio_tool_diff (int    argc,
                                  N_("Exit status: 0 if the files hold the same arrays in the same order\n"
                                     "with the same bits (or, with a tolerance, values within it), 1 if they\n"
                                     "differ, 2 on a usage or input/output error or an invalid file."),
-                                 entries, &argc, &argv))
-    return SERIO_TOOL_EXIT_ERROR;
+                                 entries, do_help, &argc, &argv, &status))
+    return status;
 
   if (argc != 3)
     return serio_tool_usage_error (_("give exactly two files"));

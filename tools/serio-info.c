@@ -12,6 +12,7 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-commands.h"
 #include "serio-ryu.h"
 #include "serio-tool.h"
 
@@ -30,22 +31,13 @@ typedef struct
 static gboolean json_output = FALSE;
 
 /* The legacy table of types that the first Python package wrote as the
- * first record, serio.dtypes: one code per array after it, in the order
- * of docs/format.md (13 is a text stored as its code points). Legacy
- * arrays are unmarked; the table gives the type shown. */
-#define LEGACY_DTYPES_NAME "serio.dtypes"
-#define LEGACY_CODE_STR 13
+ * first record, serio.dtypes: one code per array after it (serio-tool.h).
+ * Legacy arrays are unmarked; the table gives the type shown. A code that
+ * is neither a type's nor a text's is kept as this. */
 #define LEGACY_CODE_UNKNOWN 255
 /* Codes kept at most, one byte each: a table longer than any file's
  * number of arrays costs no more memory than this. */
 #define LEGACY_MAX_CODES (1 << 20)
-
-static const SerioDtype legacy_dtypes[] = {
-  SERIO_DTYPE_FLOAT64, SERIO_DTYPE_FLOAT32, SERIO_DTYPE_FLOAT16, SERIO_DTYPE_BFLOAT16,
-  SERIO_DTYPE_INT64, SERIO_DTYPE_INT32, SERIO_DTYPE_INT16, SERIO_DTYPE_INT8,
-  SERIO_DTYPE_UINT64, SERIO_DTYPE_UINT32, SERIO_DTYPE_UINT16, SERIO_DTYPE_UINT8,
-  SERIO_DTYPE_BOOL,
-};
 
 /* The type of an array as info shows it: its own, or for an unmarked
  * array of a file with a legacy table, the table's. @dtype is what its
@@ -62,16 +54,17 @@ shown_type (SerioReader *reader,
             guint64      legacy_index)
 {
   SerioDtype dtype = serio_reader_get_dtype (reader);
+  SerioDtype legacy_dtype;
   guint8 code;
 
   if (dtype != SERIO_DTYPE_FLOAT64 || legacy == NULL || legacy_index >= legacy->len)
     return (ShownType) { dtype, serio_dtype_to_string (dtype) };
 
   code = legacy->data[legacy_index];
-  if (code == LEGACY_CODE_STR)
+  if (code == SERIO_TOOL_LEGACY_CODE_STR)
     return (ShownType) { SERIO_DTYPE_FLOAT64, "str" };
-  if (code < G_N_ELEMENTS (legacy_dtypes))
-    return (ShownType) { legacy_dtypes[code], serio_dtype_to_string (legacy_dtypes[code]) };
+  if (serio_tool_legacy_code_get_dtype (code, &legacy_dtype))
+    return (ShownType) { legacy_dtype, serio_dtype_to_string (legacy_dtype) };
   return (ShownType) { dtype, serio_dtype_to_string (dtype) };
 }
 
@@ -254,40 +247,6 @@ print_text_header (const char *path,
   g_print ("\n");
 }
 
-static void
-append_json_string (GString    *out,
-                    const char *text)
-{
-  g_string_append_c (out, '"');
-  for (const guchar *p = (const guchar *) text; *p != '\0'; p++)
-    {
-      switch (*p)
-        {
-        case '"':
-          g_string_append (out, "\\\"");
-          break;
-        case '\\':
-          g_string_append (out, "\\\\");
-          break;
-        case '\n':
-          g_string_append (out, "\\n");
-          break;
-        case '\r':
-          g_string_append (out, "\\r");
-          break;
-        case '\t':
-          g_string_append (out, "\\t");
-          break;
-        default:
-          if (*p < 0x20)
-            g_string_append_printf (out, "\\u%04x", *p);
-          else
-            g_string_append_c (out, *p);
-        }
-    }
-  g_string_append_c (out, '"');
-}
-
 /* Finite values as numbers, the others as the strings "inf", "-inf"; -0
  * as "-0.0", which JSON readers that turn "-0" into the integer 0 keep. */
 static void
@@ -320,11 +279,11 @@ append_json_array (SerioToolSpool  *out,
   guint n_dims;
 
   g_string_append_printf (text, "%s\n      {\"index\": %u, \"name\": ", first ? "" : ",", index);
-  append_json_string (text, serio_reader_get_name (reader));
+  serio_tool_append_json_string (text, serio_reader_get_name (reader));
   g_string_append (text, ", \"base_name\": ");
-  append_json_string (text, base_name);
+  serio_tool_append_json_string (text, base_name);
   g_string_append (text, ", \"dtype\": ");
-  append_json_string (text, type->name);
+  serio_tool_append_json_string (text, type->name);
   g_string_append (text, ", \"shape\": [");
   shape = serio_reader_get_shape (reader, &n_dims);
   for (guint k = 0; k < n_dims; k++)
@@ -357,7 +316,7 @@ append_json_metadata (SerioToolSpool  *out,
   g_autoptr(GString) text = g_string_new (NULL);
 
   g_string_append_printf (text, "%s\n      {\"index\": %u, \"name\": ", first ? "" : ",", index);
-  append_json_string (text, serio_reader_get_name (reader));
+  serio_tool_append_json_string (text, serio_reader_get_name (reader));
   g_string_append_printf (text, ", \"length\": %" G_GUINT64_FORMAT "}",
                           serio_reader_get_n_values (reader));
 
@@ -389,7 +348,7 @@ append_json (SerioToolSpool  *out,
   g_autofree char *display = g_filename_display_name (path);
   g_autoptr(GString) text = g_string_new ("  {\n    \"file\": ");
 
-  append_json_string (text, display);
+  serio_tool_append_json_string (text, display);
   g_string_append_printf (text, ",\n    \"checksum\": \"%08x\",\n    \"sealed\": %s,\n    \"arrays\": [",
                           (unsigned int) checksum, sealed ? "true" : "false");
 
@@ -431,7 +390,7 @@ describe_file (const char      *path,
     {
       const char *name = serio_reader_get_name (reader);
       gboolean is_metadata = serio_name_is_metadata (name);
-      gboolean is_legacy = index == 0 && g_str_equal (name, LEGACY_DTYPES_NAME);
+      gboolean is_legacy = index == 0 && g_str_equal (name, SERIO_TOOL_LEGACY_DTYPES_NAME);
       ShownType type = shown_type (reader, legacy, n_arrays);
       Stats stats;
       gsize n;
@@ -446,7 +405,7 @@ describe_file (const char      *path,
           if (is_legacy)
             for (gsize i = 0; i < n && legacy->len < LEGACY_MAX_CODES; i++)
               {
-                guint8 code = values[i] >= 0 && values[i] <= LEGACY_CODE_STR &&
+                guint8 code = values[i] >= 0 && values[i] <= SERIO_TOOL_LEGACY_CODE_STR &&
                               values[i] == floor (values[i]) ? (guint8) values[i] : LEGACY_CODE_UNKNOWN;
 
                 g_byte_array_append (legacy, &code, 1);
@@ -498,8 +457,7 @@ spool_error:
 }
 
 int
-serio_tool_info (int    argc,
-                 char **argv)
+handle_info (int argc, char *argv[], gboolean do_help)
 {
   g_autoptr(SerioToolSpool) json = serio_tool_spool_new ("serio-info-XXXXXX");
   g_autofree double *values = NULL;
@@ -524,8 +482,8 @@ serio_tool_info (int    argc,
                                     "bytes become U+FFFD.\n\n"
                                     "Exit status: 0 on success, 1 if a file is not valid, 2 on a usage or\n"
                                     "input/output error."),
-                                 entries, &argc, &argv))
-    return SERIO_TOOL_EXIT_ERROR;
+                                 entries, do_help, &argc, &argv, &status))
+    return status;
 
   if (argc < 2)
     return serio_tool_usage_error (_("no file given"));

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-npy.c: reading NumPy .npy files, and writing .npy files and .npz
- * archives of the types that serio arrays have, as streams
+/* serio-npy.c: reading and writing NumPy .npy files of the types that
+ * serio arrays have, as streams
  *
  * Copyright 2026 The libserio authors
  *
@@ -14,9 +14,8 @@
  * then hands the data in pieces to a sink (serio-numpy.h), as elements of
  * the serio type of the same name in the host's byte order.
  * Fortran-order data is put in C order through a block of bounded size.
- * The writer writes each array as its values come; a .npz member's CRC-32
- * goes into a data descriptor after its data (APPNOTE 4.3.9), since the
- * output (a save's temporary file) is not read back.
+ * The writer writes each array as its values come, to a .npy file or to a
+ * member of a .npz archive (serio-npz.c reads and writes the archives).
  */
 
 #include "config.h"
@@ -25,7 +24,6 @@
 #include <string.h>
 
 #include <glib/gi18n.h>
-#include <zlib.h>
 
 #include "serio-numpy.h"
 
@@ -244,20 +242,6 @@ parse_header (const char  *text,
     return malformed (error);
 
   return TRUE;
-}
-
-/* The shape as a Python tuple: "()", "(3,)", "(2, 3)". */
-char *
-serio_tool_shape_to_string (const guint64 *shape,
-                            guint          n_dims)
-{
-  GString *out = g_string_new ("(");
-
-  for (guint k = 0; k < n_dims; k++)
-    g_string_append_printf (out, "%s%" G_GUINT64_FORMAT, k > 0 ? ", " : "", shape[k]);
-  g_string_append (out, n_dims == 1 ? ",)" : ")");
-
-  return g_string_free (out, FALSE);
 }
 
 
@@ -1257,66 +1241,9 @@ npy_header (const char    *descr,
   return out;
 }
 
-/* Sizes and offsets of ZIP without its ZIP64 extension: a field of this
- * value says that the ZIP64 record holds it. */
-#define ZIP_LIMIT G_GUINT64_CONSTANT (0xffffffff)
-#define ZIP_MAX_ENTRIES 0xffff
-
-/* 1980-01-01 00:00, the earliest DOS date: archives do not depend on when
- * they were written. */
-#define ZIP_DOS_DATE 0x21
-#define ZIP_DOS_TIME 0
-
-/* Bit 3: sizes and CRC-32 in a data descriptor after the data, since
- * they are known only then; bit 11: the name is UTF-8. */
-#define ZIP_FLAG_DESCRIPTOR (1 << 3)
-#define ZIP_FLAG_UTF8 (1 << 11)
-
-#define ZIP_VERSION 20
-#define ZIP64_VERSION 45
-
-#define DEFLATE_BUFFER_SIZE 65536
-
-static void
-put16 (GByteArray *out,
-       guint       value)
-{
-  guint8 b[2] = { value & 0xff, (value >> 8) & 0xff };
-
-  g_byte_array_append (out, b, sizeof b);
-}
-
-static void
-put32 (GByteArray *out,
-       guint64     value)
-{
-  guint8 b[4] = { value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff, (value >> 24) & 0xff };
-
-  g_byte_array_append (out, b, sizeof b);
-}
-
-static void
-put64 (GByteArray *out,
-       guint64     value)
-{
-  put32 (out, value & ZIP_LIMIT);
-  put32 (out, value >> 32);
-}
-
-static gboolean
-is_ascii (const char *text)
-{
-  for (const char *p = text; *p != '\0'; p++)
-    {
-      if ((guchar) *p >= 0x80)
-        return FALSE;
-    }
-
-  return TRUE;
-}
-
-static gboolean
-too_large (GError **error)
+/* An array too large for any file. */
+gboolean
+serio_numpy_too_large (GError **error)
 {
   g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
                        /* TRANSLATORS: an array declares more values than
@@ -1325,29 +1252,17 @@ too_large (GError **error)
   return FALSE;
 }
 
+/* The .npy bytes go to the stream, or into the archive's current member
+ * (serio-npz.c). */
 struct _SerioNumpyWriter
 {
-  GOutputStream    *stream;
-  SerioNumpyFormat  format;
-  guint64           written;
-  guint64           n_arrays;
-  GByteArray       *central;
-  guint64          *chunk;          /* SERIO_NUMPY_CHUNK_VALUES, little-endian */
-  gsize             item_size;      /* of the array being written */
-  guint8           *deflated;       /* DEFLATE_BUFFER_SIZE */
-
-  /* The array being written */
-  gboolean          in_array;
-  guint64           n_left;
-  char             *member;
-  guint             flags;
-  gboolean          zip64;
-  guint64           offset;         /* of its local header */
-  guint64           size;           /* of its .npy bytes */
-  guint64           stored_size;    /* of what was written of them */
-  uLong             crc;
-  z_stream          z;
-  gboolean          deflating;
+  GOutputStream       *stream;
+  SerioNumpyZipWriter *zip;            /* a .npz archive's, or NULL */
+  guint64              n_arrays;
+  guint64             *chunk;          /* SERIO_NUMPY_CHUNK_VALUES, little-endian */
+  gsize                item_size;      /* of the array being written */
+  gboolean             in_array;
+  guint64              n_left;
 };
 
 /*
@@ -1357,14 +1272,11 @@ struct _SerioNumpyWriter
  *   compressed with deflate
  *
  * Writes a version 1.0 .npy file of one little-endian array of its type
- * and shape, or a .npz archive of such files, as the values come: each array
- * between serio_numpy_writer_begin_array() and
- * serio_numpy_writer_end_array(), the archive completed by
- * serio_numpy_writer_finish(). A .npz member's CRC-32 (and, compressed,
- * its size) follows its data in a data descriptor, and ZIP64 records are
- * written where sizes, offsets or the number of members need them, as
- * Python's zipfile writes to a stream that cannot seek; numpy.load()
- * reads them. The output does not depend on when it was written.
+ * and shape, or a .npz archive of such files (serio-npz.c), as the values
+ * come: each array between serio_numpy_writer_begin_array() and
+ * serio_numpy_writer_end_array(), the file completed by
+ * serio_numpy_writer_finish(). The output does not depend on when it was
+ * written.
  */
 SerioNumpyWriter *
 serio_numpy_writer_new (GOutputStream    *stream,
@@ -1373,11 +1285,9 @@ serio_numpy_writer_new (GOutputStream    *stream,
   SerioNumpyWriter *writer = g_new0 (SerioNumpyWriter, 1);
 
   writer->stream = g_object_ref (stream);
-  writer->format = format;
-  writer->central = g_byte_array_new ();
+  if (format != SERIO_NUMPY_NPY)
+    writer->zip = serio_numpy_zip_writer_new (stream, format == SERIO_NUMPY_NPZ_COMPRESSED);
   writer->chunk = g_new (guint64, SERIO_NUMPY_CHUNK_VALUES);
-  if (format == SERIO_NUMPY_NPZ_COMPRESSED)
-    writer->deflated = g_malloc (DEFLATE_BUFFER_SIZE);
 
   return writer;
 }
@@ -1385,58 +1295,10 @@ serio_numpy_writer_new (GOutputStream    *stream,
 void
 serio_numpy_writer_free (SerioNumpyWriter *writer)
 {
-  if (writer->deflating)
-    deflateEnd (&writer->z);
+  g_clear_pointer (&writer->zip, serio_numpy_zip_writer_free);
   g_object_unref (writer->stream);
-  g_byte_array_unref (writer->central);
   g_free (writer->chunk);
-  g_free (writer->deflated);
-  g_free (writer->member);
   g_free (writer);
-}
-
-static gboolean
-write_raw (SerioNumpyWriter  *writer,
-           const void        *data,
-           gsize              size,
-           GError           **error)
-{
-  if (!g_output_stream_write_all (writer->stream, data, size, NULL, NULL, error))
-    return FALSE;
-  writer->written += size;
-
-  return TRUE;
-}
-
-/* Feeds @size bytes to the deflate stream (all of them with @flush
- * Z_FINISH, to its end) and writes what comes out. */
-static gboolean
-deflate_data (SerioNumpyWriter  *writer,
-              const void        *data,
-              gsize              size,
-              int                flush,
-              GError           **error)
-{
-  int ret;
-
-  writer->z.next_in = (Bytef *) data;
-  writer->z.avail_in = (uInt) size;
-  do
-    {
-      gsize produced;
-
-      writer->z.next_out = writer->deflated;
-      writer->z.avail_out = DEFLATE_BUFFER_SIZE;
-      ret = deflate (&writer->z, flush);
-      g_assert (ret != Z_STREAM_ERROR);
-      produced = DEFLATE_BUFFER_SIZE - writer->z.avail_out;
-      if (!write_raw (writer, writer->deflated, produced, error))
-        return FALSE;
-      writer->stored_size += produced;
-    }
-  while (writer->z.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
-
-  return TRUE;
 }
 
 /* The bytes of the current array's .npy file. */
@@ -1446,15 +1308,10 @@ write_npy_bytes (SerioNumpyWriter  *writer,
                  gsize              size,
                  GError           **error)
 {
-  if (writer->format == SERIO_NUMPY_NPY)
-    return write_raw (writer, data, size, error);
+  if (writer->zip != NULL)
+    return serio_numpy_zip_writer_write (writer->zip, data, size, error);
 
-  writer->crc = crc32 (writer->crc, data, (uInt) size);
-  if (writer->format == SERIO_NUMPY_NPZ_COMPRESSED)
-    return deflate_data (writer, data, size, Z_NO_FLUSH, error);
-
-  writer->stored_size += size;
-  return write_raw (writer, data, size, error);
+  return g_output_stream_write_all (writer->stream, data, size, NULL, NULL, error);
 }
 
 /*
@@ -1474,87 +1331,21 @@ serio_numpy_writer_begin_array (SerioNumpyWriter  *writer,
                                 GError           **error)
 {
   g_autoptr(GByteArray) header = NULL;
-  g_autoptr(GByteArray) local = NULL;
-  gsize name_len;
-  guint64 bound;
 
   g_return_val_if_fail (!writer->in_array, FALSE);
-  g_return_val_if_fail (writer->format != SERIO_NUMPY_NPY || writer->n_arrays == 0, FALSE);
+  g_return_val_if_fail (writer->zip != NULL || writer->n_arrays == 0, FALSE);
   g_return_val_if_fail (descr_of (dtype) != NULL, FALSE);
 
   header = npy_header (descr_of (dtype), shape, n_dims);
   writer->item_size = serio_dtype_get_size (dtype);
   if (n_values > (G_MAXUINT64 - header->len) / writer->item_size)
-    return too_large (error);
-  writer->size = header->len + n_values * writer->item_size;
+    return serio_numpy_too_large (error);
   writer->n_left = n_values;
 
-  if (writer->format == SERIO_NUMPY_NPY)
-    {
-      if (!write_raw (writer, header->data, header->len, error))
-        return FALSE;
-      writer->in_array = TRUE;
-      return TRUE;
-    }
-
-  g_free (writer->member);
-  writer->member = g_strconcat (name, ".npy", NULL);
-  name_len = strlen (writer->member);
-  if (name_len > 0xffff)
-    {
-      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
-                           /* TRANSLATORS: ZIP limits the names of members to
-                            * 65535 bytes */
-                           _("the name of the array is too long for a member of a .npz file"));
-      return FALSE;
-    }
-
-  /* A member that might not fit in 32-bit sizes gets ZIP64 sizes: deflate
-   * makes data that does not compress at most a few bytes per 16 KiB
-   * larger. */
-  bound = writer->size;
-  if (writer->format == SERIO_NUMPY_NPZ_COMPRESSED)
-    {
-      if (bound > G_MAXUINT64 - (bound >> 10) - 1024)
-        return too_large (error);
-      bound += (bound >> 10) + 1024;
-    }
-  writer->zip64 = bound >= ZIP_LIMIT;
-  writer->flags = ZIP_FLAG_DESCRIPTOR | (is_ascii (writer->member) ? 0 : ZIP_FLAG_UTF8);
-  writer->offset = writer->written;
-  writer->stored_size = 0;
-  writer->crc = crc32 (0, NULL, 0);
-
-  local = g_byte_array_new ();
-  put32 (local, 0x04034b50);
-  put16 (local, writer->zip64 ? ZIP64_VERSION : ZIP_VERSION);
-  put16 (local, writer->flags);
-  put16 (local, writer->format == SERIO_NUMPY_NPZ_COMPRESSED ? 8 : 0);
-  put16 (local, ZIP_DOS_TIME);
-  put16 (local, ZIP_DOS_DATE);
-  put32 (local, 0);                   /* CRC-32 and sizes: in the descriptor */
-  put32 (local, 0);
-  put32 (local, 0);
-  put16 (local, name_len);
-  put16 (local, writer->zip64 ? 20 : 0);
-  g_byte_array_append (local, (const guint8 *) writer->member, name_len);
-  if (writer->zip64)
-    {
-      put16 (local, 0x0001);          /* ZIP64: both sizes, in the descriptor */
-      put16 (local, 16);
-      put64 (local, 0);
-      put64 (local, 0);
-    }
-  if (!write_raw (writer, local->data, local->len, error))
+  if (writer->zip != NULL &&
+      !serio_numpy_zip_writer_begin_member (writer->zip, name,
+                                            header->len + n_values * writer->item_size, error))
     return FALSE;
-
-  if (writer->format == SERIO_NUMPY_NPZ_COMPRESSED)
-    {
-      if (deflateInit2 (&writer->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8,
-                        Z_DEFAULT_STRATEGY) != Z_OK)
-        g_error ("deflateInit2 failed: out of memory");
-      writer->deflating = TRUE;
-    }
   writer->in_array = TRUE;
 
   return write_npy_bytes (writer, header->data, header->len, error);
@@ -1601,84 +1392,13 @@ gboolean
 serio_numpy_writer_end_array (SerioNumpyWriter  *writer,
                               GError           **error)
 {
-  g_autoptr(GByteArray) descriptor = NULL;
-  g_autoptr(GByteArray) extra = NULL;
-  GByteArray *central = writer->central;
-  gsize name_len;
-  gboolean needs_zip64;
-
   g_return_val_if_fail (writer->in_array, FALSE);
   g_return_val_if_fail (writer->n_left == 0, FALSE);
 
   writer->in_array = FALSE;
   writer->n_arrays++;
-  if (writer->format == SERIO_NUMPY_NPY)
-    return TRUE;
-
-  if (writer->format == SERIO_NUMPY_NPZ_COMPRESSED)
-    {
-      gboolean done = deflate_data (writer, NULL, 0, Z_FINISH, error);
-
-      deflateEnd (&writer->z);
-      writer->deflating = FALSE;
-      if (!done)
-        return FALSE;
-    }
-  if (!writer->zip64 && writer->stored_size >= ZIP_LIMIT)
-    return too_large (error);
-
-  descriptor = g_byte_array_new ();
-  put32 (descriptor, 0x08074b50);
-  put32 (descriptor, writer->crc);
-  if (writer->zip64)
-    {
-      put64 (descriptor, writer->stored_size);
-      put64 (descriptor, writer->size);
-    }
-  else
-    {
-      put32 (descriptor, writer->stored_size);
-      put32 (descriptor, writer->size);
-    }
-  if (!write_raw (writer, descriptor->data, descriptor->len, error))
-    return FALSE;
-
-  /* In the central directory, the ZIP64 field holds the values that do
-   * not fit, in this order. */
-  extra = g_byte_array_new ();
-  if (writer->size >= ZIP_LIMIT)
-    put64 (extra, writer->size);
-  if (writer->stored_size >= ZIP_LIMIT)
-    put64 (extra, writer->stored_size);
-  if (writer->offset >= ZIP_LIMIT)
-    put64 (extra, writer->offset);
-  needs_zip64 = writer->zip64 || extra->len > 0;
-
-  name_len = strlen (writer->member);
-  put32 (central, 0x02014b50);
-  put16 (central, 0x0300 | (needs_zip64 ? ZIP64_VERSION : ZIP_VERSION));   /* made by: Unix */
-  put16 (central, needs_zip64 ? ZIP64_VERSION : ZIP_VERSION);
-  put16 (central, writer->flags);
-  put16 (central, writer->format == SERIO_NUMPY_NPZ_COMPRESSED ? 8 : 0);
-  put16 (central, ZIP_DOS_TIME);
-  put16 (central, ZIP_DOS_DATE);
-  put32 (central, writer->crc);
-  put32 (central, MIN (writer->stored_size, ZIP_LIMIT));
-  put32 (central, MIN (writer->size, ZIP_LIMIT));
-  put16 (central, name_len);
-  put16 (central, extra->len > 0 ? extra->len + 4 : 0);
-  put16 (central, 0);                 /* comment */
-  put16 (central, 0);                 /* disk */
-  put16 (central, 0);                 /* internal attributes */
-  put32 (central, (guint64) 0100644 << 16);   /* a regular file, rw-r--r-- */
-  put32 (central, MIN (writer->offset, ZIP_LIMIT));
-  g_byte_array_append (central, (const guint8 *) writer->member, name_len);
-  if (extra->len > 0)
-    {
-      put16 (central, 0x0001);
-      put16 (central, extra->len);
-      g_byte_array_append (central, extra->data, extra->len);
-    }
+  if (writer->zip != NULL)
+    return serio_numpy_zip_writer_end_member (writer->zip, error);
 
   return TRUE;
 }
@@ -1688,53 +1408,11 @@ gboolean
 serio_numpy_writer_finish (SerioNumpyWriter  *writer,
                            GError           **error)
 {
-  g_autoptr(GByteArray) end = NULL;
-  guint64 central_offset, central_size;
-
   g_return_val_if_fail (!writer->in_array, FALSE);
 
-  if (writer->format == SERIO_NUMPY_NPY)
-    {
-      g_return_val_if_fail (writer->n_arrays == 1, FALSE);
-      return TRUE;
-    }
+  if (writer->zip != NULL)
+    return serio_numpy_zip_writer_finish (writer->zip, error);
 
-  central_offset = writer->written;
-  central_size = writer->central->len;
-  if (!write_raw (writer, writer->central->data, writer->central->len, error))
-    return FALSE;
-
-  end = g_byte_array_new ();
-  if (writer->n_arrays >= ZIP_MAX_ENTRIES || central_size >= ZIP_LIMIT ||
-      central_offset >= ZIP_LIMIT)
-    {
-      guint64 zip64_end_offset = writer->written;
-
-      put32 (end, 0x06064b50);        /* ZIP64 end of central directory */
-      put64 (end, 44);                /* the size of the rest of it */
-      put16 (end, 0x0300 | ZIP64_VERSION);
-      put16 (end, ZIP64_VERSION);
-      put32 (end, 0);                 /* this disk */
-      put32 (end, 0);                 /* the disk of the central directory */
-      put64 (end, writer->n_arrays);
-      put64 (end, writer->n_arrays);
-      put64 (end, central_size);
-      put64 (end, central_offset);
-
-      put32 (end, 0x07064b50);        /* its locator */
-      put32 (end, 0);
-      put64 (end, zip64_end_offset);
-      put32 (end, 1);                 /* disks */
-    }
-
-  put32 (end, 0x06054b50);
-  put16 (end, 0);                     /* this disk */
-  put16 (end, 0);                     /* the disk of the central directory */
-  put16 (end, MIN (writer->n_arrays, ZIP_MAX_ENTRIES));
-  put16 (end, MIN (writer->n_arrays, ZIP_MAX_ENTRIES));
-  put32 (end, MIN (central_size, ZIP_LIMIT));
-  put32 (end, MIN (central_offset, ZIP_LIMIT));
-  put16 (end, 0);                     /* comment */
-
-  return write_raw (writer, end->data, end->len, error);
+  g_return_val_if_fail (writer->n_arrays == 1, FALSE);
+  return TRUE;
 }

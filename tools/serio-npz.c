@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-npz.c: reading NumPy .npz archives
+/* serio-npz.c: reading NumPy .npz archives, and writing them
  *
  * Copyright 2026 The libserio authors
  *
@@ -29,6 +29,10 @@
  * inflated as it is read, into the .npy reader. A member's CRC-32 is
  * checked once its data was read; by then its values went to the sink,
  * which is why the sink must drop everything on an error.
+ *
+ * The writer (serio_numpy_writer_new() in serio-npy.c, for the .npy
+ * bytes of each member) writes the archive as the values come, each
+ * member's CRC-32 in a data descriptor after its data.
  */
 
 #include "config.h"
@@ -50,6 +54,7 @@
 #define CENTRAL_SIGNATURE 0x02014b50
 #define CENTRAL_SIZE 46
 #define LOCAL_SIGNATURE 0x04034b50
+#define DESCRIPTOR_SIGNATURE 0x08074b50
 #define LOCAL_SIZE 30
 
 /* The most that an end of central directory record and its comment take. */
@@ -59,7 +64,11 @@
 #define METHOD_DEFLATE 8
 
 #define FLAG_ENCRYPTED 0x0001
+/* Sizes and CRC-32 in a data descriptor after the data, as the writer
+ * puts them, since they are known only then. */
 #define FLAG_DATA_DESCRIPTOR 0x0008
+/* The name is UTF-8. */
+#define FLAG_UTF8 0x0800
 
 /* Compressed bytes read at a time. */
 #define INPUT_BUFFER_SIZE (256 * 1024)
@@ -885,4 +894,388 @@ serio_numpy_read_npz (GInputStream          *stream,
     }
 
   return TRUE;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing                                                            */
+/* ------------------------------------------------------------------ */
+
+/* Sizes and offsets of ZIP without its ZIP64 extension: a field of this
+ * value says that the ZIP64 record holds it. */
+#define ZIP_LIMIT G_GUINT64_CONSTANT (0xffffffff)
+#define ZIP_MAX_ENTRIES 0xffff
+
+/* 1980-01-01 00:00, the earliest DOS date: archives do not depend on when
+ * they were written. */
+#define ZIP_DOS_DATE 0x21
+#define ZIP_DOS_TIME 0
+
+#define ZIP_VERSION 20
+#define ZIP64_VERSION 45
+
+#define DEFLATE_BUFFER_SIZE 65536
+
+static void
+put16 (GByteArray *out,
+       guint       value)
+{
+  guint8 b[2] = { value & 0xff, (value >> 8) & 0xff };
+
+  g_byte_array_append (out, b, sizeof b);
+}
+
+static void
+put32 (GByteArray *out,
+       guint64     value)
+{
+  guint8 b[4] = { value & 0xff, (value >> 8) & 0xff, (value >> 16) & 0xff, (value >> 24) & 0xff };
+
+  g_byte_array_append (out, b, sizeof b);
+}
+
+static void
+put64 (GByteArray *out,
+       guint64     value)
+{
+  put32 (out, value & ZIP_LIMIT);
+  put32 (out, value >> 32);
+}
+
+static gboolean
+is_ascii (const char *text)
+{
+  for (const char *p = text; *p != '\0'; p++)
+    {
+      if ((guchar) *p >= 0x80)
+        return FALSE;
+    }
+
+  return TRUE;
+}
+
+/*
+ * SerioNumpyZipWriter:
+ *
+ * The ZIP side of serio_numpy_writer_new() for a .npz archive: each
+ * member's CRC-32 (and, compressed, its size) follows its data in a data
+ * descriptor (APPNOTE 4.3.9), since the output (a save's temporary file)
+ * is not read back, and ZIP64 records are written where sizes, offsets or
+ * the number of members need them, as Python's zipfile writes to a stream
+ * that cannot seek; numpy.load() reads them.
+ */
+struct _SerioNumpyZipWriter
+{
+  GOutputStream    *stream;
+  gboolean          compressed;
+  guint64           written;
+  guint64           n_members;
+  GByteArray       *central;
+  guint8           *deflated;       /* DEFLATE_BUFFER_SIZE */
+
+  /* The member being written */
+  char             *member;
+  guint             flags;
+  gboolean          zip64;
+  guint64           offset;         /* of its local header */
+  guint64           size;           /* of its .npy bytes */
+  guint64           stored_size;    /* of what was written of them */
+  uLong             crc;
+  z_stream          z;
+  gboolean          deflating;
+};
+
+SerioNumpyZipWriter *
+serio_numpy_zip_writer_new (GOutputStream *stream,
+                            gboolean       compressed)
+{
+  SerioNumpyZipWriter *zip = g_new0 (SerioNumpyZipWriter, 1);
+
+  zip->stream = g_object_ref (stream);
+  zip->compressed = compressed;
+  zip->central = g_byte_array_new ();
+  if (compressed)
+    zip->deflated = g_malloc (DEFLATE_BUFFER_SIZE);
+
+  return zip;
+}
+
+void
+serio_numpy_zip_writer_free (SerioNumpyZipWriter *zip)
+{
+  if (zip->deflating)
+    deflateEnd (&zip->z);
+  g_object_unref (zip->stream);
+  g_byte_array_unref (zip->central);
+  g_free (zip->deflated);
+  g_free (zip->member);
+  g_free (zip);
+}
+
+static gboolean
+write_raw (SerioNumpyZipWriter  *zip,
+           const void           *data,
+           gsize                 size,
+           GError              **error)
+{
+  if (!g_output_stream_write_all (zip->stream, data, size, NULL, NULL, error))
+    return FALSE;
+  zip->written += size;
+
+  return TRUE;
+}
+
+/* Feeds @size bytes to the deflate stream (all of them with @flush
+ * Z_FINISH, to its end) and writes what comes out. */
+static gboolean
+deflate_data (SerioNumpyZipWriter  *zip,
+              const void           *data,
+              gsize                 size,
+              int                   flush,
+              GError              **error)
+{
+  int ret;
+
+  zip->z.next_in = (Bytef *) data;
+  zip->z.avail_in = (uInt) size;
+  do
+    {
+      gsize produced;
+
+      zip->z.next_out = zip->deflated;
+      zip->z.avail_out = DEFLATE_BUFFER_SIZE;
+      ret = deflate (&zip->z, flush);
+      g_assert (ret != Z_STREAM_ERROR);
+      produced = DEFLATE_BUFFER_SIZE - zip->z.avail_out;
+      if (!write_raw (zip, zip->deflated, produced, error))
+        return FALSE;
+      zip->stored_size += produced;
+    }
+  while (zip->z.avail_out == 0 || (flush == Z_FINISH && ret != Z_STREAM_END));
+
+  return TRUE;
+}
+
+/* The next bytes of the current member's .npy file. */
+gboolean
+serio_numpy_zip_writer_write (SerioNumpyZipWriter  *zip,
+                              const void           *data,
+                              gsize                 size,
+                              GError              **error)
+{
+  zip->crc = crc32 (zip->crc, data, (uInt) size);
+  if (zip->compressed)
+    return deflate_data (zip, data, size, Z_NO_FLUSH, error);
+
+  zip->stored_size += size;
+  return write_raw (zip, data, size, error);
+}
+
+/*
+ * serio_numpy_zip_writer_begin_member:
+ * @name: the array's name: the member is called @name.npy
+ * @size: the size of its .npy bytes
+ *
+ * Writes the local header of a member.
+ */
+gboolean
+serio_numpy_zip_writer_begin_member (SerioNumpyZipWriter  *zip,
+                                     const char           *name,
+                                     guint64               size,
+                                     GError              **error)
+{
+  g_autoptr(GByteArray) local = NULL;
+  gsize name_len;
+  guint64 bound;
+
+  g_free (zip->member);
+  zip->member = g_strconcat (name, ".npy", NULL);
+  name_len = strlen (zip->member);
+  if (name_len > 0xffff)
+    {
+      g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_NOT_SUPPORTED,
+                           /* TRANSLATORS: ZIP limits the names of members to
+                            * 65535 bytes */
+                           _("the name of the array is too long for a member of a .npz file"));
+      return FALSE;
+    }
+
+  /* A member that might not fit in 32-bit sizes gets ZIP64 sizes: deflate
+   * makes data that does not compress at most a few bytes per 16 KiB
+   * larger. */
+  zip->size = size;
+  bound = size;
+  if (zip->compressed)
+    {
+      if (bound > G_MAXUINT64 - (bound >> 10) - 1024)
+        return serio_numpy_too_large (error);
+      bound += (bound >> 10) + 1024;
+    }
+  zip->zip64 = bound >= ZIP_LIMIT;
+  zip->flags = FLAG_DATA_DESCRIPTOR | (is_ascii (zip->member) ? 0 : FLAG_UTF8);
+  zip->offset = zip->written;
+  zip->stored_size = 0;
+  zip->crc = crc32 (0, NULL, 0);
+
+  local = g_byte_array_new ();
+  put32 (local, LOCAL_SIGNATURE);
+  put16 (local, zip->zip64 ? ZIP64_VERSION : ZIP_VERSION);
+  put16 (local, zip->flags);
+  put16 (local, zip->compressed ? METHOD_DEFLATE : METHOD_STORED);
+  put16 (local, ZIP_DOS_TIME);
+  put16 (local, ZIP_DOS_DATE);
+  put32 (local, 0);                   /* CRC-32 and sizes: in the descriptor */
+  put32 (local, 0);
+  put32 (local, 0);
+  put16 (local, name_len);
+  put16 (local, zip->zip64 ? 20 : 0);
+  g_byte_array_append (local, (const guint8 *) zip->member, name_len);
+  if (zip->zip64)
+    {
+      put16 (local, 0x0001);          /* ZIP64: both sizes, in the descriptor */
+      put16 (local, 16);
+      put64 (local, 0);
+      put64 (local, 0);
+    }
+  if (!write_raw (zip, local->data, local->len, error))
+    return FALSE;
+
+  if (zip->compressed)
+    {
+      if (deflateInit2 (&zip->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, -MAX_WBITS, 8,
+                        Z_DEFAULT_STRATEGY) != Z_OK)
+        g_error ("deflateInit2 failed: out of memory");
+      zip->deflating = TRUE;
+    }
+
+  return TRUE;
+}
+
+/* Ends the current member, once all its bytes were written: its data
+ * descriptor, and its entry in the central directory. */
+gboolean
+serio_numpy_zip_writer_end_member (SerioNumpyZipWriter  *zip,
+                                   GError              **error)
+{
+  g_autoptr(GByteArray) descriptor = NULL;
+  g_autoptr(GByteArray) extra = NULL;
+  GByteArray *central = zip->central;
+  gsize name_len;
+  gboolean needs_zip64;
+
+  zip->n_members++;
+  if (zip->compressed)
+    {
+      gboolean done = deflate_data (zip, NULL, 0, Z_FINISH, error);
+
+      deflateEnd (&zip->z);
+      zip->deflating = FALSE;
+      if (!done)
+        return FALSE;
+    }
+  if (!zip->zip64 && zip->stored_size >= ZIP_LIMIT)
+    return serio_numpy_too_large (error);
+
+  descriptor = g_byte_array_new ();
+  put32 (descriptor, DESCRIPTOR_SIGNATURE);
+  put32 (descriptor, zip->crc);
+  if (zip->zip64)
+    {
+      put64 (descriptor, zip->stored_size);
+      put64 (descriptor, zip->size);
+    }
+  else
+    {
+      put32 (descriptor, zip->stored_size);
+      put32 (descriptor, zip->size);
+    }
+  if (!write_raw (zip, descriptor->data, descriptor->len, error))
+    return FALSE;
+
+  /* In the central directory, the ZIP64 field holds the values that do
+   * not fit, in this order. */
+  extra = g_byte_array_new ();
+  if (zip->size >= ZIP_LIMIT)
+    put64 (extra, zip->size);
+  if (zip->stored_size >= ZIP_LIMIT)
+    put64 (extra, zip->stored_size);
+  if (zip->offset >= ZIP_LIMIT)
+    put64 (extra, zip->offset);
+  needs_zip64 = zip->zip64 || extra->len > 0;
+
+  name_len = strlen (zip->member);
+  put32 (central, CENTRAL_SIGNATURE);
+  put16 (central, 0x0300 | (needs_zip64 ? ZIP64_VERSION : ZIP_VERSION));   /* made by: Unix */
+  put16 (central, needs_zip64 ? ZIP64_VERSION : ZIP_VERSION);
+  put16 (central, zip->flags);
+  put16 (central, zip->compressed ? METHOD_DEFLATE : METHOD_STORED);
+  put16 (central, ZIP_DOS_TIME);
+  put16 (central, ZIP_DOS_DATE);
+  put32 (central, zip->crc);
+  put32 (central, MIN (zip->stored_size, ZIP_LIMIT));
+  put32 (central, MIN (zip->size, ZIP_LIMIT));
+  put16 (central, name_len);
+  put16 (central, extra->len > 0 ? extra->len + 4 : 0);
+  put16 (central, 0);                 /* comment */
+  put16 (central, 0);                 /* disk */
+  put16 (central, 0);                 /* internal attributes */
+  put32 (central, (guint64) 0100644 << 16);   /* a regular file, rw-r--r-- */
+  put32 (central, MIN (zip->offset, ZIP_LIMIT));
+  g_byte_array_append (central, (const guint8 *) zip->member, name_len);
+  if (extra->len > 0)
+    {
+      put16 (central, 0x0001);
+      put16 (central, extra->len);
+      g_byte_array_append (central, extra->data, extra->len);
+    }
+
+  return TRUE;
+}
+
+
+/* Completes the archive: its central directory. */
+gboolean
+serio_numpy_zip_writer_finish (SerioNumpyZipWriter  *zip,
+                               GError              **error)
+{
+  g_autoptr(GByteArray) end = NULL;
+  guint64 central_offset, central_size;
+
+  central_offset = zip->written;
+  central_size = zip->central->len;
+  if (!write_raw (zip, zip->central->data, zip->central->len, error))
+    return FALSE;
+
+  end = g_byte_array_new ();
+  if (zip->n_members >= ZIP_MAX_ENTRIES || central_size >= ZIP_LIMIT ||
+      central_offset >= ZIP_LIMIT)
+    {
+      guint64 zip64_end_offset = zip->written;
+
+      put32 (end, ZIP64_EOCD_SIGNATURE);
+      put64 (end, ZIP64_EOCD_SIZE - 12);   /* the size of the rest of it */
+      put16 (end, 0x0300 | ZIP64_VERSION);
+      put16 (end, ZIP64_VERSION);
+      put32 (end, 0);                 /* this disk */
+      put32 (end, 0);                 /* the disk of the central directory */
+      put64 (end, zip->n_members);
+      put64 (end, zip->n_members);
+      put64 (end, central_size);
+      put64 (end, central_offset);
+
+      put32 (end, ZIP64_LOCATOR_SIGNATURE);
+      put32 (end, 0);
+      put64 (end, zip64_end_offset);
+      put32 (end, 1);                 /* disks */
+    }
+
+  put32 (end, EOCD_SIGNATURE);
+  put16 (end, 0);                     /* this disk */
+  put16 (end, 0);                     /* the disk of the central directory */
+  put16 (end, MIN (zip->n_members, ZIP_MAX_ENTRIES));
+  put16 (end, MIN (zip->n_members, ZIP_MAX_ENTRIES));
+  put32 (end, MIN (central_size, ZIP_LIMIT));
+  put32 (end, MIN (central_offset, ZIP_LIMIT));
+  put16 (end, 0);                     /* comment */
+
+  return write_raw (zip, end->data, end->len, error);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-numpy.h: NumPy's .npy and .npz formats, read and written as
- * streams (private to serio convert)
+/* serio-numpy.h: NumPy's .npy (serio-npy.c) and .npz (serio-npz.c)
+ * formats, read and written as streams
  *
  * Copyright 2026 The libserio authors
  *
@@ -145,5 +145,35 @@ gboolean          serio_numpy_writer_finish      (SerioNumpyWriter      *writer,
                                                   GError               **error);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SerioNumpyWriter, serio_numpy_writer_free)
+
+/* Between serio-npy.c and serio-npz.c: the writer of a .npz archive
+ * hands the .npy bytes of each array to serio-npz.c, which makes them a
+ * member of the archive: */
+typedef struct _SerioNumpyZipWriter SerioNumpyZipWriter;
+
+/* the archive, stored or compressed with deflate, */
+SerioNumpyZipWriter *serio_numpy_zip_writer_new          (GOutputStream        *stream,
+                                                          gboolean              compressed);
+/* a member NAME.npy of @size .npy bytes, */
+gboolean             serio_numpy_zip_writer_begin_member (SerioNumpyZipWriter  *zip,
+                                                          const char           *name,
+                                                          guint64               size,
+                                                          GError              **error);
+/* the next of them, */
+gboolean             serio_numpy_zip_writer_write        (SerioNumpyZipWriter  *zip,
+                                                          const void           *data,
+                                                          gsize                 size,
+                                                          GError              **error);
+/* once they were all written, */
+gboolean             serio_numpy_zip_writer_end_member   (SerioNumpyZipWriter  *zip,
+                                                          GError              **error);
+/* and the central directory after the last member. */
+gboolean             serio_numpy_zip_writer_finish       (SerioNumpyZipWriter  *zip,
+                                                          GError              **error);
+void                 serio_numpy_zip_writer_free         (SerioNumpyZipWriter  *zip);
+
+/* An array too large for a .npy file, or for a member of a .npz archive:
+ * sets @error and returns %FALSE. */
+gboolean             serio_numpy_too_large               (GError              **error);
 
 G_END_DECLS

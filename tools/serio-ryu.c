@@ -32,8 +32,10 @@
 #include <glib.h>
 
 /* The 32-bit build that tests/cli/test-ryu.c links beside the native one
- * renames its functions (serio_tool_write_double by the build's -D). */
+ * renames its functions. */
 #ifdef SERIO_RYU_NO_INT128
+#define serio_tool_write_double serio_tool_write_double_portable
+#define serio_tool_format_double serio_tool_format_double_portable
 #define serio_tool_write_float32 serio_tool_write_float32_portable
 #define serio_tool_write_float16 serio_tool_write_float16_portable
 #define serio_tool_write_bfloat16 serio_tool_write_bfloat16_portable
@@ -673,4 +675,20 @@ serio_tool_format_typed (double      value,
 
   buf[len] = '\0';
   return buf;
+}
+
+/*
+ * serio_tool_format_double:
+ *
+ * Writes the shortest decimal that reads back to the bits of @value, as
+ * serio_tool_write_double() does, NUL-terminated. The same whatever the
+ * locale, and valid JSON for every finite value.
+ *
+ * Returns: @buf
+ */
+const char *
+serio_tool_format_double (double value,
+                          char   buf[SERIO_TOOL_DOUBLE_BUFSIZE])
+{
+  return serio_tool_format_typed (value, SERIO_DTYPE_FLOAT64, buf);
 }

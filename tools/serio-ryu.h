@@ -3,18 +3,27 @@
  *
  * Copyright 2026 The libserio authors
  *
- * serio_tool_write_double() is declared in serio-tool.h with the rest of
- * the tool; these print a float32, float16 or bfloat16 value as the
- * shortest decimal that reads back to it in its own format, in the same
- * layout; serio_tool_write_typed() prints a value of any SerioDtype as
- * the shortest decimal of that type. tools/serio-ryu.c has them all.
+ * serio_tool_write_double() prints a double as the shortest decimal that
+ * reads back to its bits; the others print a float32, float16 or bfloat16
+ * value as the shortest decimal that reads back to it in its own format,
+ * in the same layout; serio_tool_write_typed() prints a value of any
+ * SerioDtype as the shortest decimal of that type. tools/serio-ryu.c has
+ * them all.
  */
 
 #pragma once
 
-#include "serio-tool.h"
+#include <serio.h>
 
 G_BEGIN_DECLS
+
+/* Long enough for any double as serio_tool_format_double() writes it. */
+#define SERIO_TOOL_DOUBLE_BUFSIZE 32
+
+gsize        serio_tool_write_double        (double               value,
+                                             char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);
+const char  *serio_tool_format_double       (double               value,
+                                             char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);
 
 gsize        serio_tool_write_float32       (float                value,
                                              char                 buf[SERIO_TOOL_DOUBLE_BUFSIZE]);

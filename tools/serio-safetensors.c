@@ -23,6 +23,7 @@
 #include <glib/gi18n.h>
 
 #include "serio-json-private.h"
+#include "serio-save-private.h"
 #include "serio-safetensors.h"
 
 /* The reference writer's Dtype enum is in order of alignment: its rank is
@@ -750,32 +751,6 @@ serio_safetensors_read (GInputStream                *stream,
 /* Writing                                                            */
 /* ------------------------------------------------------------------ */
 
-/* A JSON string as serde_json writes it: the two-character escapes where
- * JSON has them, \u00XX for other control characters, the rest as is. */
-static void
-append_json_string (GString    *out,
-                    const char *text)
-{
-  g_string_append_c (out, '"');
-  for (const guchar *p = (const guchar *) text; *p != '\0'; p++)
-    switch (*p)
-      {
-      case '"': g_string_append (out, "\\\""); break;
-      case '\\': g_string_append (out, "\\\\"); break;
-      case '\b': g_string_append (out, "\\b"); break;
-      case '\f': g_string_append (out, "\\f"); break;
-      case '\n': g_string_append (out, "\\n"); break;
-      case '\r': g_string_append (out, "\\r"); break;
-      case '\t': g_string_append (out, "\\t"); break;
-      default:
-        if (*p < 0x20)
-          g_string_append_printf (out, "\\u%04x", *p);
-        else
-          g_string_append_c (out, (char) *p);
-      }
-  g_string_append_c (out, '"');
-}
-
 /* The reference writer's order: alignment (its Dtype enum) descending,
  * then name, byte by byte. */
 static int
@@ -844,9 +819,9 @@ serio_safetensors_layout (GPtrArray  *tensors,
         {
           if (i > 0)
             g_string_append_c (out, ',');
-          append_json_string (out, metadata_keys->pdata[order[i]]);
+          serio_tool_append_json_string (out, metadata_keys->pdata[order[i]]);
           g_string_append_c (out, ':');
-          append_json_string (out, metadata_values->pdata[order[i]]);
+          serio_tool_append_json_string (out, metadata_values->pdata[order[i]]);
         }
       g_string_append_c (out, '}');
       first = FALSE;
@@ -865,7 +840,7 @@ serio_safetensors_layout (GPtrArray  *tensors,
       tensor->end = offset + n_bytes;
       offset = tensor->end;
 
-      append_json_string (out, tensor->name);
+      serio_tool_append_json_string (out, tensor->name);
       g_string_append_printf (out, ":{\"dtype\":\"%s\",\"shape\":", tensor->dtype->name);
       g_string_append_c (out, '[');
       for (guint k = 0; k < tensor->n_dims; k++)
@@ -898,26 +873,9 @@ serio_safetensors_layout (GPtrArray  *tensors,
   return g_string_free_to_bytes (g_steal_pointer (&out));
 }
 
-#ifndef SERIO_SAFETENSORS_NO_CONVERT
-
 /* ------------------------------------------------------------------ */
 /* serio convert                                                      */
 /* ------------------------------------------------------------------ */
-
-#include "serio-save-private.h"
-
-#define METADATA_PREFIX "serio.metadata."
-
-static void
-print_file_error (const char  *path,
-                  GError     **error)
-{
-  g_autofree char *display = g_filename_display_name (path);
-
-  /* TRANSLATORS: a file name, before an error message about it */
-  g_prefix_error (error, _("%s: "), display);
-  serio_tool_print_error (*error);
-}
 
 /* Whether a serio record can be named @name: v1 names hold no “|”, CR or
  * LF (NUL was refused in the header). */
@@ -1063,7 +1021,7 @@ to_serio_header (gpointer                      user_data,
     {
       const char *key = header->metadata_keys->pdata[i];
       const char *value = header->metadata_values->pdata[i];
-      g_autofree char *base_name = g_strconcat (METADATA_PREFIX, key, NULL);
+      g_autofree char *base_name = g_strconcat (SERIO_TOOL_METADATA_PREFIX, key, NULL);
       g_autoptr(GBytes) bytes = g_bytes_new_static (value, strlen (value));
       guint64 shape[1] = { strlen (value) };
       GError *write_error = NULL;
@@ -1172,7 +1130,6 @@ serio_safetensors_to_serio (const char *in,
 {
   g_autoptr(GError) error = NULL;
   g_autoptr(SerioToolInput) input = NULL;
-  g_autoptr(GFile) file = NULL;
   g_autoptr(SerioWriter) writer = NULL;
   g_autofree char *display = g_filename_display_name (in);
   g_autoptr(GPtrArray) notes = g_ptr_array_new_with_free_func (g_free);
@@ -1180,22 +1137,8 @@ serio_safetensors_to_serio (const char *in,
   gboolean io_failed = FALSE;
   gboolean read;
 
-  input = serio_tool_input_open (in, SERIO_TOOL_INPUT_BARE_ERRORS, &error);
-  if (input == NULL)
-    {
-      serio_tool_print_error (error);
-      return SERIO_TOOL_EXIT_ERROR;
-    }
-
-  file = g_file_new_for_path (out);
-  writer = serio_writer_new_for_file (file, plain ? SERIO_SAVE_FLAGS_PLAIN : SERIO_SAVE_FLAGS_NONE,
-                                      NULL, &error);
-  if (writer == NULL)
-    {
-      serio_tool_input_end_progress (input);
-      print_file_error (out, &error);
-      return SERIO_TOOL_EXIT_ERROR;
-    }
+  if (!serio_tool_open_to_serio (in, out, plain, &input, &writer))
+    return SERIO_TOOL_EXIT_ERROR;
   c.writer = writer;
 
   read = serio_safetensors_read (G_INPUT_STREAM (input), serio_tool_input_get_size (input),
@@ -1205,16 +1148,7 @@ serio_safetensors_to_serio (const char *in,
 
   /* On any failure, the writer is dropped unclosed: OUT stays. */
   if (!read)
-    {
-      if (c.write_error != NULL)
-        {
-          print_file_error (out, &c.write_error);
-          g_clear_error (&c.write_error);
-          return SERIO_TOOL_EXIT_ERROR;
-        }
-      print_file_error (in, &error);
-      return io_failed ? SERIO_TOOL_EXIT_ERROR : SERIO_TOOL_EXIT_FAILURE;
-    }
+    return serio_tool_to_serio_failed (in, out, &c.write_error, &error, io_failed);
 
   for (guint i = 0; i < notes->len; i++)
     {
@@ -1224,7 +1158,7 @@ serio_safetensors_to_serio (const char *in,
 
   if (!serio_writer_close (writer, NULL, &error))
     {
-      print_file_error (out, &error);
+      serio_tool_print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
     }
 
@@ -1269,7 +1203,7 @@ read_metadata (SerioReader  *reader,
                GHashTable   *seen,
                GError      **error)
 {
-  const char *key = base_name + strlen (METADATA_PREFIX);
+  const char *key = base_name + strlen (SERIO_TOOL_METADATA_PREFIX);
   g_autofree char *name = shown (serio_reader_get_name (reader));
   g_autofree guint64 *shape = NULL;
   g_autoptr(GBytes) bytes = NULL;
@@ -1383,7 +1317,7 @@ serio_safetensors_from_serio (const char *in,
 
       if (serio_name_is_metadata (base_name))
         {
-          if (problem == NULL && g_str_has_prefix (base_name, METADATA_PREFIX))
+          if (problem == NULL && g_str_has_prefix (base_name, SERIO_TOOL_METADATA_PREFIX))
             {
               problem = read_metadata (reader, base_name, keys, values, seen_keys, &error);
               if (error != NULL)
@@ -1393,7 +1327,7 @@ serio_safetensors_from_serio (const char *in,
             }
           else
             {
-              if (!g_str_has_prefix (base_name, METADATA_PREFIX))
+              if (!g_str_has_prefix (base_name, SERIO_TOOL_METADATA_PREFIX))
                 g_ptr_array_add (left_out, shown (serio_reader_get_name (reader)));
               if (!spool_array (reader, size, NULL, buffer, &error, &spool_error))
                 break;
@@ -1454,7 +1388,7 @@ serio_safetensors_from_serio (const char *in,
   header = serio_safetensors_layout (tensors, keys, values, &error);
   if (header == NULL)
     {
-      print_file_error (out, &error);
+      serio_tool_print_file_error (out, &error);
       return SERIO_TOOL_EXIT_FAILURE;
     }
 
@@ -1472,11 +1406,9 @@ serio_safetensors_from_serio (const char *in,
       !write_safetensors (_serio_save_get_stream (save), header, tensors, spool, buffer, &error) ||
       !_serio_save_commit (g_steal_pointer (&save), NULL, &error))
     {
-      print_file_error (out, &error);
+      serio_tool_print_file_error (out, &error);
       return SERIO_TOOL_EXIT_ERROR;
     }
 
   return SERIO_TOOL_EXIT_OK;
 }
-
-#endif /* SERIO_SAFETENSORS_NO_CONVERT */

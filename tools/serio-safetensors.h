@@ -107,12 +107,10 @@ void         serio_safetensors_swap     (void                        *data,
                                          gsize                        len,
                                          guint                        size);
 
-#ifndef SERIO_SAFETENSORS_NO_CONVERT
 int          serio_safetensors_to_serio   (const char                *in,
                                            const char                *out,
                                            gboolean                   plain);
 int          serio_safetensors_from_serio (const char                *in,
                                            const char                *out);
-#endif
 
 G_END_DECLS

@@ -10,30 +10,18 @@
 
 #include <glib/gi18n.h>
 
-#include "serio-save-private.h"
+#include "serio-commands.h"
 #include "serio-tool.h"
 
 /* Values are copied from the reader to the writer through a buffer of
  * this many. */
 #define SCRATCH_VALUES (64 * 1024)
 
-/* Prints @error (taken), which is about writing the file. */
-static int
-save_failed (const char *display,
-             GError     *error)
-{
-  /* TRANSLATORS: a file name, before an error message about it */
-  g_prefix_error (&error, _("%s: "), display);
-  serio_tool_print_error (error);
-  g_error_free (error);
-  return SERIO_TOOL_EXIT_ERROR;
-}
-
 /* Seals one file in place: a reader on the file streams its arrays into a
- * sealed writer on the library's own save, so that the file is replaced
- * atomically and keeps its permissions, and the memory does not grow with
- * the file. A file that does not parse is left alone (the save is
- * aborted); its error is printed. */
+ * sealed writer for the file (serio_writer_new_for_file()), so that the
+ * file is replaced atomically and keeps its permissions, and the memory
+ * does not grow with the file. A file that does not parse is left alone
+ * (the writer is dropped unclosed); its error is printed. */
 static int
 seal_file (const char *path,
            double     *values)
@@ -42,7 +30,6 @@ seal_file (const char *path,
   g_autofree char *display = g_filename_display_name (path);
   g_autoptr(SerioReader) reader = serio_tool_open_reader (path, SERIO_TOOL_INPUT_DEFAULT, &error);
   g_autoptr(GFile) file = NULL;
-  g_autoptr(SerioSave) save = NULL;
   g_autoptr(SerioWriter) writer = NULL;
   gboolean more;
 
@@ -73,10 +60,9 @@ seal_file (const char *path,
     }
 
   file = g_file_new_for_path (path);
-  save = _serio_save_begin (file, NULL, &error);
-  if (save == NULL)
-    return save_failed (display, g_steal_pointer (&error));
-  writer = serio_writer_new (_serio_save_get_stream (save), SERIO_SAVE_FLAGS_NONE);
+  writer = serio_writer_new_for_file (file, SERIO_SAVE_FLAGS_NONE, NULL, &error);
+  if (writer == NULL)
+    return serio_tool_print_file_error (path, &error);
 
   for (; more; more = serio_reader_next (reader, NULL, &error))
     {
@@ -84,24 +70,24 @@ seal_file (const char *path,
 
       if (!serio_writer_begin_array (writer, serio_reader_get_name (reader),
                                      serio_reader_get_n_values (reader), NULL, &error))
-        return save_failed (display, g_steal_pointer (&error));
+        return serio_tool_print_file_error (path, &error);
 
       do
         {
-          /* On an error, the save is aborted as it goes out of scope. */
+          /* On an error, the writer goes out of scope unclosed: the file
+           * stays as it was. */
           if (!serio_reader_read_values (reader, values, SCRATCH_VALUES, &n, NULL, &error))
             return serio_tool_report_read_error (path, error);
           if (n > 0 && !serio_writer_add_values (writer, values, n, NULL, &error))
-            return save_failed (display, g_steal_pointer (&error));
+            return serio_tool_print_file_error (path, &error);
         }
       while (n > 0);
     }
   if (error != NULL)
     return serio_tool_report_read_error (path, error);
 
-  if (!serio_writer_close (writer, NULL, &error) ||
-      !_serio_save_commit (g_steal_pointer (&save), NULL, &error))
-    return save_failed (display, g_steal_pointer (&error));
+  if (!serio_writer_close (writer, NULL, &error))
+    return serio_tool_print_file_error (path, &error);
 
   /* TRANSLATORS: a file name */
   g_print (_("%s: sealed"), display);
@@ -111,8 +97,7 @@ seal_file (const char *path,
 }
 
 int
-serio_tool_seal (int    argc,
-                 char **argv)
+handle_seal (int argc, char *argv[], gboolean do_help)
 {
   g_autofree double *values = NULL;
   int status = SERIO_TOOL_EXIT_OK;
@@ -126,8 +111,8 @@ serio_tool_seal (int    argc,
                                     "a file that is sealed already."),
                                  N_("Exit status: 0 if every file is sealed at the end, 1 if a file is\n"
                                     "not valid, 2 on a usage or input/output error."),
-                                 NULL, &argc, &argv))
-    return SERIO_TOOL_EXIT_ERROR;
+                                 NULL, do_help, &argc, &argv, &status))
+    return status;
 
   if (argc < 2)
     return serio_tool_usage_error (_("no file given"));

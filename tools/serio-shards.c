@@ -29,7 +29,8 @@
 #define INDEX_SUFFIX ".index.json"
 #define SERIO_INDEX_SUFFIX ".serio.index.json"
 #define SAFETENSORS_INDEX_SUFFIX ".safetensors.index.json"
-#define SEAL_PREFIX "v1|serio.seal|3|"
+/* The seal record: "v1|serio.seal|3|SCHEME,SIZE,HASH". */
+#define SEAL_PREFIX "v1|" SERIO_TOOL_SEAL_NAME "|3|"
 #define MAX_INDEX_SIZE (256 * 1024 * 1024)
 
 /* Values are read into a scratch buffer of this many. */
@@ -330,25 +331,6 @@ serio_tool_check_index (const char *path,
 /* Convert                                                            */
 /* ------------------------------------------------------------------ */
 
-static void
-append_json_string (GString    *out,
-                    const char *text)
-{
-  g_string_append_c (out, '"');
-  for (const char *p = text; *p != '\0'; p++)
-    {
-      guchar c = (guchar) *p;
-
-      if (c == '"' || c == '\\')
-        g_string_append_printf (out, "\\%c", c);
-      else if (c < 0x20)
-        g_string_append_printf (out, "\\u%04x", c);
-      else
-        g_string_append_c (out, (char) c);
-    }
-  g_string_append_c (out, '"');
-}
-
 /* The seal tokens of a sealed serio file, and its size: its last line,
  * read from its tail (the longest seal line is 16 + 3 × 20 bytes). */
 #define TAIL_SIZE 128
@@ -501,7 +483,7 @@ safetensors_to_serio (const char *in,
           g_autofree char *base = serio_reader_get_base_name (reader);
           guint found;
 
-          if (g_str_has_prefix (serio_reader_get_name (reader), "serio."))
+          if (serio_name_is_metadata (serio_reader_get_name (reader)))
             continue;
           if (!g_ptr_array_find_with_equal_func (index->keys, base, g_str_equal, &found) ||
               strcmp (index->files->pdata[found], file) != 0)
@@ -518,9 +500,9 @@ safetensors_to_serio (const char *in,
           if (n_keys++ > 0)
             g_string_append (map, ",\n");
           g_string_append (map, "  ");
-          append_json_string (map, base);
+          serio_tool_append_json_string (map, base);
           g_string_append (map, ": ");
-          append_json_string (map, name);
+          serio_tool_append_json_string (map, name);
         }
       if (error != NULL)
         goto failed;
@@ -540,9 +522,9 @@ safetensors_to_serio (const char *in,
       if (seal == NULL)
         goto failed;
       g_string_append_printf (shards, "%s  ", k > 0 ? ",\n" : "");
-      append_json_string (shards, name);
+      serio_tool_append_json_string (shards, name);
       g_string_append_printf (shards, ": {\"size\": %" G_GUINT64_FORMAT ", \"seal\": ", size);
-      append_json_string (shards, seal);
+      serio_tool_append_json_string (shards, seal);
       g_string_append (shards, "}");
       continue;
 
@@ -581,7 +563,7 @@ serio_to_safetensors (const char *in,
     {
       gsize n;
 
-      if (!g_str_has_prefix (serio_reader_get_name (reader), "serio."))
+      if (!serio_name_is_metadata (serio_reader_get_name (reader)))
         total += serio_reader_get_n_values (reader) *
                  serio_dtype_get_size (serio_reader_get_dtype (reader));
       do
@@ -635,9 +617,9 @@ serio_to_safetensors (const char *in,
                                         &shard);
       name = g_path_get_basename (finals->pdata[shard]);
       g_string_append (text, i > 0 ? ",\n    " : "\n    ");
-      append_json_string (text, order->pdata[i]);
+      serio_tool_append_json_string (text, order->pdata[i]);
       g_string_append (text, ": ");
-      append_json_string (text, name);
+      serio_tool_append_json_string (text, name);
     }
   g_string_append (text, "\n  }\n}\n");
   return finish (temporaries, finals, out, text);

@@ -12,24 +12,26 @@
 
 #include <glib/gi18n.h>
 
+#include "serio-commands.h"
 #include "serio-tool.h"
 
 typedef struct
 {
   const char *name;
   const char *summary;
-  int       (*run) (int    argc,
-                    char **argv);
+  int       (*handle) (int       argc,
+                       char     *argv[],
+                       gboolean  do_help);
 } Command;
 
 static const Command commands[] = {
-  { "cat", N_("Print the values of arrays, one per line"), serio_tool_cat },
-  { "check", N_("Check that files are valid serio files"), serio_tool_check },
-  { "checksum", N_("Print the checksums of files"), serio_tool_checksum },
-  { "convert", N_("Convert between serio and .npy, .npz and .safetensors files"), serio_tool_convert },
-  { "diff", N_("Compare two serio files bit for bit"), serio_tool_diff },
-  { "info", N_("Describe the arrays in serio files"), serio_tool_info },
-  { "seal", N_("Add a seal to plain serio files, in place"), serio_tool_seal },
+  { "cat", N_("Print the values of arrays, one per line"), handle_cat },
+  { "check", N_("Check that files are valid serio files"), handle_check },
+  { "checksum", N_("Print the checksums of files"), handle_checksum },
+  { "convert", N_("Convert between serio and .npy, .npz and .safetensors files"), handle_convert },
+  { "diff", N_("Compare two serio files bit for bit"), handle_diff },
+  { "info", N_("Describe the arrays in serio files"), handle_info },
+  { "seal", N_("Add a seal to plain serio files, in place"), handle_seal },
 };
 
 static void
@@ -80,10 +82,12 @@ unknown_command (const char *name)
   return SERIO_TOOL_EXIT_ERROR;
 }
 
+/* Runs @command on @argv, its name first, or prints its help. */
 static int
 run_command (const Command  *command,
              int             argc,
-             char          **argv)
+             char          **argv,
+             gboolean        do_help)
 {
   g_autofree char *prgname = g_strdup_printf ("serio %s", command->name);
   int status;
@@ -91,7 +95,7 @@ run_command (const Command  *command,
   /* GOptionContext shows the program name in its usage line. */
   g_set_prgname (prgname);
 
-  status = command->run (argc, argv);
+  status = command->handle (argc, argv, do_help);
 
   /* A full disk or a closed pipe must not pass for success. */
   if (fflush (stdout) != 0 || ferror (stdout))
@@ -142,8 +146,6 @@ main (int    argc,
 
   if (g_str_equal (name, "help"))
     {
-      char *help_argv[] = { argv[2], (char *) "--help", NULL };
-
       if (argc != 3)
         {
           print_usage (TRUE);
@@ -154,12 +156,12 @@ main (int    argc,
       if (command == NULL)
         return unknown_command (argv[2]);
 
-      return run_command (command, 2, help_argv);
+      return run_command (command, argc - 2, argv + 2, TRUE);
     }
 
   command = find_command (name);
   if (command == NULL)
     return unknown_command (name);
 
-  return run_command (command, argc - 1, argv + 1);
+  return run_command (command, argc - 1, argv + 1, FALSE);
 }
