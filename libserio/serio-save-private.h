@@ -3,9 +3,11 @@
  *
  * Copyright 2026 The libserio authors
  *
- * Shared by the library (serio_bundle_save_to_file()) and the serio tool
- * (its .npy writer), which links the library's static archive for it: no
- * symbol of it is exported from the shared library.
+ * Shared by the library (serio_bundle_save_to_file(),
+ * serio_writer_new_for_file()) and the serio tool's convenience library
+ * (tools/meson.build), which compiles serio-save.c in for the files it
+ * writes that are not serio text (.npy, .npz, .safetensors): no symbol of
+ * it is exported from the shared library.
  *
  * A save: _serio_save_begin(), write to _serio_save_get_stream(), then
  * either _serio_save_commit() or _serio_save_abort(), each of which frees
