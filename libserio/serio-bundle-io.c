@@ -411,32 +411,32 @@ serio_bundle_new_from_reader (SerioReader   *reader,
  * not %NULL, is told the bytes of values written (8 a value) of all. */
 static gboolean
 write_bundle (SerioBundle           *self,
-                     SerioWriter           *writer,
-                     GCancellable          *cancellable,
-                     SerioProgressCallback  progress,
-                     gpointer               progress_data,
-                     GError               **error)
+              SerioWriter           *writer,
+              GCancellable          *cancellable,
+              SerioProgressCallback  progress,
+              gpointer               progress_data,
+              GError               **error)
 {
   guint n_arrays = serio_bundle_get_n_arrays (self);
   guint64 total = 0, done = 0;
 
-  for (guint i = 0; i < n_arrays; i++)
+  for (guint i = 0; i < n_arrays && progress != NULL; i++)
     {
       gsize n_values;
 
-      (void) serio_bundle_get_values (self, i, &n_values);
+      (void) _serio_bundle_peek (self, i, NULL, &n_values);
       total += (guint64) n_values * sizeof (double);
     }
 
   for (guint i = 0; i < n_arrays; i++)
     {
+      const char *name;
       gsize n_values;
-      const double *values = serio_bundle_get_values (self, i, &n_values);
-      const char *name = serio_bundle_get_name (self, i);
+      const double *values = _serio_bundle_peek (self, i, &name, &n_values);
 
       if (progress == NULL || n_values <= PROGRESS_VALUES)
         {
-          if (!serio_writer_write_array (writer, name, values, n_values, cancellable, error))
+          if (!_serio_writer_write_bundle_array (writer, name, values, n_values, cancellable, error))
             return FALSE;
         }
       else
@@ -485,10 +485,10 @@ write_to_memory (SerioBundle    *self,
     bound = strlen (SERIO_SEAL_OPEN_RECORD) + SERIO_SEAL_CLOSE_MAX;
   for (guint i = 0; i < n_arrays; i++)
     {
+      const char *name;
       gsize n_values;
-      const char *name = serio_bundle_get_name (self, i);
 
-      (void) serio_bundle_get_values (self, i, &n_values);
+      (void) _serio_bundle_peek (self, i, &name, &n_values);
       if (!g_size_checked_add (&bound, bound, _serio_codec_record_bound (strlen (name), n_values)))
         {
           bound = 0;      /* the writer grows into it, or fails */

@@ -19,6 +19,15 @@ void         _serio_bundle_add_read_array   (SerioBundle   *self,
                                              gsize          n_values,
                                              GBytes        *owner);
 
+/* The values, name and number of values of the array at @index, which
+ * is below the number of arrays: serio_bundle_get_values() and
+ * serio_bundle_get_name() without their checks, for every array of a
+ * save. @name may be %NULL. */
+const double *_serio_bundle_peek            (SerioBundle   *self,
+                                             guint          index,
+                                             const char   **name,
+                                             gsize         *n_values);
+
 /* A bundle sharing @self's values, which never change, so that a write
  * in another thread sees the bundle as it was when the write started. */
 SerioBundle *_serio_bundle_snapshot         (SerioBundle   *self);

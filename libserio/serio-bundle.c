@@ -635,6 +635,20 @@ _serio_bundle_add_read_array (SerioBundle  *self,
   add_entry (self, stored, values, n_values, owner);
 }
 
+const double *
+_serio_bundle_peek (SerioBundle  *self,
+                    guint         index,
+                    const char  **name,
+                    gsize        *n_values)
+{
+  SerioEntry *entry = get_entry (self, index);
+
+  if (name != NULL)
+    *name = entry->name;
+  *n_values = entry->n_values;
+  return entry->values;
+}
+
 /* A bundle sharing @self's values, which never change, so that a save in
  * another thread sees the bundle as it was when the save started. */
 SerioBundle *

@@ -172,12 +172,14 @@ struct _SerioReader
   GError         *failure;
 
   /* The current record */
-  char           *name;
+  char           *name;         /* name_cap bytes, reused from record to record */
+  gsize           name_cap;
   SerioNameKind   kind;
   SerioDtype      dtype;        /* float64 for every record but a typed array */
   guint64         count;
   gboolean        count_exact;
-  char           *declared;     /* the count as shown in messages */
+  char           *declared;     /* the count as shown in messages, when it is
+                                 * not exact (too many digits), else NULL */
   guint64         n_tokens;     /* tokens parsed so far */
   gboolean        field_start;  /* no token of the record looked at yet */
   gboolean        line_done;    /* its last token was parsed */
@@ -1165,7 +1167,11 @@ finish_record (SerioReader   *self,
     {
       GError *local_error = NULL;
 
-      _serio_codec_set_length_error (&local_error, self->line, self->declared, self->n_tokens);
+      g_autofree char *exact = self->declared == NULL ?
+                               g_strdup_printf ("%" G_GUINT64_FORMAT, self->count) : NULL;
+
+      _serio_codec_set_length_error (&local_error, self->line,
+                                     exact != NULL ? exact : self->declared, self->n_tokens);
       return fail (self, local_error, cancellable, error);
     }
 
@@ -1419,10 +1425,19 @@ next_record (SerioReader   *self,
                                      &local_error))
         return fail (self, local_error, cancellable, error);
 
-      g_clear_pointer (&self->name, g_free);
+      /* The name goes into the same room each record (a file of many
+       * small arrays allocates nothing per record for it), and the count
+       * is kept as text only when it is not a number the reader holds. */
+      if (header.name_len >= self->name_cap)
+        {
+          self->name_cap = MAX (header.name_len + 1, 2 * self->name_cap);
+          self->name = g_realloc (self->name, self->name_cap);
+        }
+      memcpy (self->name, header.name, header.name_len);
+      self->name[header.name_len] = '\0';
       g_clear_pointer (&self->declared, g_free);
-      self->name = g_strndup (header.name, header.name_len);
-      self->declared = _serio_codec_describe (header.count_start, header.count_digits);
+      if (!header.count_exact)
+        self->declared = _serio_codec_describe (header.count_start, header.count_digits);
       self->kind = header.kind;
       self->dtype = header.kind == SERIO_NAME_ARRAY && header.count_exact ?
                     _serio_name_get_dtype (header.name, header.name_len, header.count) :

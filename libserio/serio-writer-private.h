@@ -15,6 +15,16 @@ G_BEGIN_DECLS
  * caller's stream, which the caller closes. */
 void         _serio_writer_keep_stream_open (SerioWriter    *self);
 
+/* serio_writer_write_array() of an array of a bundle, without the checks
+ * of what a bundle always holds: a valid name that is not a seal's, and
+ * values of its type. */
+gboolean     _serio_writer_write_bundle_array (SerioWriter    *self,
+                                               const char     *name,
+                                               const double   *values,
+                                               gsize           n_values,
+                                               GCancellable   *cancellable,
+                                               GError        **error);
+
 /* A writer whose text stays in memory, for serio_bundle_to_bytes() and
  * serio_bundle_to_string(): the writer's buffer grows instead of being
  * written out, so the text is made where it ends up. @size_hint, when

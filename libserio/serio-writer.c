@@ -110,6 +110,7 @@ struct _SerioWriter
   guint64        n_values;      /* the open array's count */
   SerioDtype     dtype;         /* the open array's type */
   char          *name;          /* the open array's name, for messages */
+  gsize          name_cap;
 
   WriterState    state;
   GError        *failure;       /* when STATE_BROKEN */
@@ -657,6 +658,37 @@ report_written (SerioWriter *self,
     self->progress (self->written, 0, self->progress_data);
 }
 
+/* The stream failed (@local_error, taken): the text in it is incomplete,
+ * and every later call fails the same way. */
+static gboolean
+break_with (SerioWriter  *self,
+            GError       *local_error,
+            GError      **error)
+{
+  self->state = STATE_BROKEN;
+  self->failure = g_error_copy (local_error);
+  g_propagate_error (error, local_error);
+  return FALSE;
+}
+
+/* Writes @len bytes to the stream and counts them. */
+static gboolean
+write_out (SerioWriter   *self,
+           const char    *data,
+           gsize          len,
+           GCancellable  *cancellable,
+           GError       **error)
+{
+  GError *local_error = NULL;
+
+  if (len > 0 &&
+      !g_output_stream_write_all (self->stream, data, len, NULL, cancellable, &local_error))
+    return break_with (self, local_error, error);
+
+  report_written (self, len);
+  return TRUE;
+}
+
 /* Makes room in memory for @len more bytes after those used, and the
  * reserve; sets the limit of the next bytes, at most BUFFER_SIZE on. */
 static void
@@ -685,8 +717,6 @@ flush (SerioWriter   *self,
        GCancellable  *cancellable,
        GError       **error)
 {
-  GError *local_error = NULL;
-
   hash_buffer (self);
 
   /* In memory, the text stays: the buffer makes room for the next
@@ -699,17 +729,9 @@ flush (SerioWriter   *self,
       return TRUE;
     }
 
-  if (self->used > 0 &&
-      !g_output_stream_write_all (self->stream, self->buffer, self->used, NULL,
-                                  cancellable, &local_error))
-    {
-      self->state = STATE_BROKEN;
-      self->failure = g_error_copy (local_error);
-      g_propagate_error (error, local_error);
-      return FALSE;
-    }
+  if (!write_out (self, self->buffer, self->used, cancellable, error))
+    return FALSE;
 
-  report_written (self, self->used);
   self->used = 0;
   self->hashed = 0;
   return TRUE;
@@ -752,6 +774,26 @@ put (SerioWriter   *self,
     }
 
   return TRUE;
+}
+
+/* Writes "|" @n "|" at the end of @out, as the codec writes counts:
+ * returns its length. */
+static gsize
+format_count (char    out[24],
+              guint64 n)
+{
+  char *p = out + 24;
+
+  *--p = '|';
+  do
+    {
+      *--p = (char) ('0' + n % 10);
+      n /= 10;
+    }
+  while (n != 0);
+  *--p = '|';
+
+  return out + 24 - p;
 }
 
 /* Fails, changing nothing, while the open array misses values: before
@@ -798,6 +840,86 @@ end_array_if_complete (SerioWriter *self)
     }
 }
 
+/* Begins an array whose name is valid UTF-8 and not a seal's. A bundle's
+ * array (@of_bundle) has a name stored as it is written (sanitised when
+ * appended) and values of its type, which are not checked again. */
+static gboolean
+begin_array (SerioWriter   *self,
+             const char    *name,
+             gsize          name_len,
+             guint64        n_values,
+             gboolean       of_bundle,
+             GCancellable  *cancellable,
+             GError       **error)
+{
+  char header[256];
+  char count[24];
+  gsize count_len = 0;
+
+  if (!check_usable (self, cancellable, error) || !check_array_complete (self, FALSE, error))
+    return FALSE;
+
+  /* "v1|" name "|" count "|": straight into the buffer for a bundle's
+   * array (the codec's header), else in one piece unless the name is
+   * long. */
+  if (of_bundle && name_len <= sizeof header)
+    {
+      gsize need = name_len + 3 + 2 + 20 + SERIO_CODEC_WRITE_SLACK;
+
+      if (self->limit - MIN (self->used, self->limit) < need)
+        {
+          if (self->in_memory)
+            reserve (self, need);
+          else if (!flush (self, cancellable, error))
+            return FALSE;
+        }
+      self->used = _serio_codec_write_header (self->buffer + self->used, name, name_len, n_values) -
+                   self->buffer;
+    }
+  else if ((count_len = format_count (count, n_values)) + name_len + 3 <= sizeof header)
+    {
+      memcpy (header, "v1|", 3);
+      if (of_bundle)
+        memcpy (header + 3, name, name_len);
+      else
+        {
+          for (gsize i = 0; i < name_len; i++)
+            header[3 + i] = name[i] == '|' || name[i] == '\r' || name[i] == '\n' ? '_' : name[i];
+        }
+      memcpy (header + 3 + name_len, count + sizeof count - count_len, count_len);
+      if (!put (self, header, 3 + name_len + count_len, FALSE, cancellable, error))
+        return FALSE;
+    }
+  else if (!put (self, "v1|", 3, FALSE, cancellable, error) ||
+           !put (self, name, name_len, TRUE, cancellable, error) ||
+           !put (self, count + sizeof count - count_len, count_len, FALSE, cancellable, error))
+    return FALSE;
+
+  self->in_array = TRUE;
+  self->first_value = TRUE;
+  self->n_missing = n_values;
+  self->n_values = n_values;
+  self->dtype = SERIO_DTYPE_FLOAT64;
+  if (of_bundle)
+    {
+      /* Nothing is checked that needs the type or the name. */
+      end_array_if_complete (self);
+      return TRUE;
+    }
+  self->dtype = _serio_name_get_dtype (name, name_len, n_values);
+  /* For messages; the room is reused from array to array. */
+  if (name_len >= self->name_cap)
+    {
+      self->name_cap = MAX (name_len + 1, 2 * self->name_cap);
+      self->name = g_realloc (self->name, self->name_cap);
+    }
+  memcpy (self->name, name, name_len);
+  self->name[name_len] = '\0';
+  end_array_if_complete (self);
+
+  return TRUE;
+}
+
 /**
  * serio_writer_begin_array:
  * @self: a #SerioWriter
@@ -832,9 +954,6 @@ serio_writer_begin_array (SerioWriter   *self,
                           GCancellable  *cancellable,
                           GError       **error)
 {
-  char count[32];
-  int count_len;
-
   g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
   g_return_val_if_fail (name != NULL, FALSE);
   g_return_val_if_fail (g_utf8_validate (name, -1, NULL), FALSE);
@@ -842,29 +961,7 @@ serio_writer_begin_array (SerioWriter   *self,
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (!check_usable (self, cancellable, error))
-    return FALSE;
-
-  if (!check_array_complete (self, FALSE, error))
-    return FALSE;
-
-  count_len = g_snprintf (count, sizeof count, "|%" G_GUINT64_FORMAT "|", n_values);
-
-  if (!put (self, "v1|", 3, FALSE, cancellable, error) ||
-      !put (self, name, strlen (name), TRUE, cancellable, error) ||
-      !put (self, count, count_len, FALSE, cancellable, error))
-    return FALSE;
-
-  self->in_array = TRUE;
-  self->first_value = TRUE;
-  self->n_missing = n_values;
-  self->n_values = n_values;
-  self->dtype = _serio_name_get_dtype (name, strlen (name), n_values);
-  g_free (self->name);
-  self->name = g_strdup (name);
-  end_array_if_complete (self);
-
-  return TRUE;
+  return begin_array (self, name, strlen (name), n_values, FALSE, cancellable, error);
 }
 
 /* Writes out a formatted block, hashing it on the way. */
@@ -874,8 +971,6 @@ write_block (SerioWriter             *self,
              GCancellable            *cancellable,
              GError                 **error)
 {
-  GError *local_error = NULL;
-
   if (self->hash != NULL)
     XXH3_64bits_update (self->hash, block->out, block->len);
 
@@ -890,17 +985,7 @@ write_block (SerioWriter             *self,
       return TRUE;
     }
 
-  if (!g_output_stream_write_all (self->stream, block->out, block->len, NULL,
-                                  cancellable, &local_error))
-    {
-      self->state = STATE_BROKEN;
-      self->failure = g_error_copy (local_error);
-      g_propagate_error (error, local_error);
-      return FALSE;
-    }
-
-  report_written (self, block->len);
-  return TRUE;
+  return write_out (self, block->out, block->len, cancellable, error);
 }
 
 typedef struct
@@ -987,16 +1072,8 @@ put_values (SerioWriter   *self,
           continue;
         }
 
-      if (self->first_value)
-        {
-          out = _serio_codec_write_token (out, values[0]);
-          self->first_value = FALSE;
-          out = _serio_codec_write_tokens (out, values + 1, n - 1, TRUE);
-        }
-      else
-        {
-          out = _serio_codec_write_tokens (out, values, n, TRUE);
-        }
+      out = _serio_codec_write_tokens (out, values, n, !self->first_value);
+      self->first_value = FALSE;
 
       self->used = out - self->buffer;
       self->n_missing -= n;
@@ -1203,6 +1280,18 @@ serio_writer_add_bytes (SerioWriter   *self,
     }
 
   return TRUE;
+}
+
+gboolean
+_serio_writer_write_bundle_array (SerioWriter   *self,
+                                  const char    *name,
+                                  const double  *values,
+                                  gsize          n_values,
+                                  GCancellable  *cancellable,
+                                  GError       **error)
+{
+  return begin_array (self, name, strlen (name), n_values, TRUE, cancellable, error) &&
+         put_values (self, values, n_values, cancellable, error);
 }
 
 /**
@@ -1600,12 +1689,7 @@ serio_writer_end (SerioWriter   *self,
     return FALSE;
 
   if (!self->in_memory && !g_output_stream_flush (self->stream, cancellable, &local_error))
-    {
-      self->state = STATE_BROKEN;
-      self->failure = g_error_copy (local_error);
-      g_propagate_error (error, local_error);
-      return FALSE;
-    }
+    return break_with (self, local_error, error);
 
   self->state = STATE_FINISHED;
   return TRUE;

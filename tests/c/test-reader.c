@@ -613,6 +613,74 @@ test_stream_error (void)
   g_assert_error (error, G_IO_ERROR, G_IO_ERROR_CANCELLED);
 }
 
+/* A reader of bytes reads them in place: no stream, the size known from
+ * the start, the bytes kept alive by the reader, sealed text verified,
+ * typed values read in their own type, and a damaged seal refused as the
+ * bundle refuses it. */
+static void
+test_for_bytes (void)
+{
+  static const double w[] = { 0.5, -0.0, 1e300 };
+  static const float h[] = { 0.25f, -3.0f };
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(GBytes) typed = g_bytes_new_static (h, sizeof h);
+  g_autoptr(GError) error = NULL;
+  GBytes *text;
+  g_autoptr(SerioReader) reader = NULL;
+  g_autoptr(GBytes) got_w = NULL;
+  float got_h[2];
+  gsize n, size;
+  guint64 shape[] = { 2 };
+  char *damaged;
+
+  serio_bundle_append (bundle, "w", w, G_N_ELEMENTS (w));
+  g_assert_true (serio_bundle_append_typed (bundle, "h", SERIO_DTYPE_FLOAT32, shape, 1, typed, &error));
+  g_assert_no_error (error);
+  text = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
+  size = g_bytes_get_size (text);
+
+  reader = serio_reader_new_for_bytes (text);
+  g_bytes_unref (text);          /* the reader holds it */
+  g_assert_null (serio_reader_get_stream (reader));
+  g_assert_cmpuint (serio_reader_get_size (reader), ==, size);
+
+  g_assert_true (serio_reader_next (reader, NULL, &error));
+  g_assert_cmpstr (serio_reader_get_name (reader), ==, "w");
+  got_w = serio_reader_read_bytes (reader, 10, NULL, &error);
+  g_assert_no_error (error);
+  g_assert_cmpmem (g_bytes_get_data (got_w, NULL), g_bytes_get_size (got_w), w, sizeof w);
+
+  g_assert_true (serio_reader_next (reader, NULL, &error));
+  g_assert_cmpint (serio_reader_get_dtype (reader), ==, SERIO_DTYPE_FLOAT32);
+  g_assert_true (serio_reader_read_typed (reader, got_h, 2, &n, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpuint (n, ==, 2);
+  g_assert_cmpmem (got_h, sizeof got_h, h, sizeof h);
+
+  g_assert_false (serio_reader_next (reader, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (serio_reader_get_finished (reader));
+  g_assert_true (serio_reader_get_sealed (reader));
+
+  /* One digit changed: the seal fails it, as it fails the bundle. */
+  damaged = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_NONE);
+  g_assert_true (g_str_has_prefix (strstr (damaged, "v1|w|3|") + 7, "1p-1,"));
+  strstr (damaged, "v1|w|3|")[7] = '3';     /* 0.5 becomes 1.5 */
+  {
+    g_autoptr(GBytes) bad = g_bytes_new_take (damaged, strlen (damaged));
+    g_autoptr(SerioReader) bad_reader = serio_reader_new_for_bytes (bad);
+    g_autoptr(SerioBundle) none = NULL;
+
+    while (serio_reader_next (bad_reader, NULL, &error))
+      ;
+    g_assert_error (error, SERIO_ERROR, SERIO_ERROR_INTEGRITY);
+    g_clear_error (&error);
+    none = serio_bundle_new_from_bytes (bad, &error);
+    g_assert_null (none);
+    g_assert_error (error, SERIO_ERROR, SERIO_ERROR_INTEGRITY);
+  }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -630,6 +698,7 @@ main (int    argc,
   g_test_add_func ("/reader/shapes", test_shapes);
   g_test_add_func ("/reader/hostile-count", test_hostile_count);
   g_test_add_func ("/reader/stream-error", test_stream_error);
+  g_test_add_func ("/reader/for-bytes", test_for_bytes);
 
   return g_test_run ();
 }

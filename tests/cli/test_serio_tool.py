@@ -919,6 +919,17 @@ class InfoTests(ToolTestCase):
         self.assertEqual(doc[0]['metadata'], [{'index': 0, 'name': 'serio.tree', 'length': 2},
                                               {'index': 2, 'name': 'serio.metadata.x', 'length': 1}])
 
+    def test_json_escapes_control_characters_as_json_does(self):
+        # One JSON string writer for the tool: a control character with a
+        # short escape gets it (as Python's json and serde_json write it),
+        # any other one \\u00XX, and the document reads back to the name.
+        name = 'a\x08b\x0cc\td\x01e'
+        self.write('c.serio', serio_text([(name, [1.0])]))
+        raw = self.run_tool('info', '--json', 'c.serio', status=0).stdout.decode('utf-8')
+        self.assertIn(json.dumps(name), raw)
+        self.assertIn('a\\bb\\fc\\td\\u0001e', raw)
+        self.assertEqual(json.loads(raw)[0]['arrays'][0]['name'], name)
+
     def test_legacy_dtypes_table(self):
         # the old Python Serio.save: a first record serio.dtypes with one
         # code per array (1 float32, 4 int64, 0 float64, 13 str, 12 bool),

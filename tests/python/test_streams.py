@@ -95,6 +95,21 @@ class StreamTests(unittest.TestCase):
             for (_, got), want in zip(arrays, self.arrays.values()):
                 self.assertEqual(got.tobytes(), want.tobytes())
 
+    def test_reader_of_bytes_reads_in_place(self):
+        # Serio.Reader.new_for_bytes: no stream, the same arrays, bit for bit
+        text = self.bundle.to_bytes(Serio.SaveFlags.NONE)
+        reader = Serio.Reader.new_for_bytes(text)
+        self.assertIsNone(reader.get_stream())
+        self.assertEqual(reader.get_size(), text.get_size())
+        got = []
+        while reader.next(None):
+            data = reader.read_bytes(1 << 20, None).get_data()
+            got.append((reader.get_name(), numpy.frombuffer(data, dtype=numpy.float64)))
+        self.assertTrue(reader.get_finished())
+        self.assertEqual([name for name, _ in got], [name.replace('|', '_') for name in self.arrays])
+        for (_, values), want in zip(got, self.arrays.values()):
+            self.assertEqual(values.tobytes(), want.tobytes())
+
     def test_too_many_values(self):
         stream = Gio.MemoryOutputStream.new_resizable()
         writer = Serio.Writer.new(stream, Serio.SaveFlags.PLAIN)
