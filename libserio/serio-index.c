@@ -22,7 +22,7 @@
 
 #include "serio-codec-private.h"
 #include "serio-error.h"
-#include "serio-index.h"
+#include "serio-reader.h"
 #include "serio-json-private.h"
 #include "serio-name-private.h"
 

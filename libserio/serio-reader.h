@@ -31,6 +31,10 @@ SERIO_AVAILABLE_IN_ALL
 SerioReader  *serio_reader_new_for_file     (GFile          *file,
                                              GCancellable   *cancellable,
                                              GError        **error) G_GNUC_WARN_UNUSED_RESULT;
+SERIO_AVAILABLE_IN_ALL
+SerioReader  *serio_reader_new_for_index    (GFile          *index,
+                                             GCancellable   *cancellable,
+                                             GError        **error) G_GNUC_WARN_UNUSED_RESULT;
 
 SERIO_AVAILABLE_IN_ALL
 GInputStream *serio_reader_get_stream       (SerioReader    *self);

@@ -18,7 +18,6 @@
 #include "serio-enums.h"
 #include "serio-error.h"
 #include "serio-flags.h"
-#include "serio-index.h"
 #include "serio-name.h"
 #include "serio-reader.h"
 #include "serio-writer.h"
