@@ -1236,13 +1236,55 @@ callgrind_child (const char *spec)
   return EXIT_SUCCESS;
 }
 
-/* Instructions per value of one codec's write or read, or NAN. */
+/* Instructions per value spent in @function and what it calls, from
+ * callgrind_annotate's inclusive costs of @out_file, or NAN. */
+static double
+callgrind_function_count (const char *out_file,
+                          const char *function)
+{
+  g_autofree char *annotate = g_find_program_in_path ("callgrind_annotate");
+  g_autofree char *report = NULL;
+  g_auto(GStrv) lines = NULL;
+  const char *argv[] = { annotate, "--inclusive=yes", "--threshold=100", out_file, NULL };
+  int status = 0;
+
+  if (annotate == NULL ||
+      !g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                     &report, NULL, &status, NULL) ||
+      !g_spawn_check_wait_status (status, NULL))
+    return NAN;
+
+  /* "30,787,508 (30.82%)  ???:fmt::v9::...::to_decimal<double>(double) [...]" */
+  lines = g_strsplit (report, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      GString *digits;
+      double count;
+
+      if (strstr (lines[i], function) == NULL || strstr (lines[i], "%)") == NULL)
+        continue;
+      digits = g_string_new (NULL);
+      for (const char *c = lines[i]; *c == ' ' || *c == ',' || g_ascii_isdigit (*c); c++)
+        if (g_ascii_isdigit (*c))
+          g_string_append_c (digits, *c);
+      count = digits->len > 0 ? g_ascii_strtod (digits->str, NULL) / CALLGRIND_N : NAN;
+      g_string_free (digits, TRUE);
+      return count;
+    }
+
+  return NAN;
+}
+
+/* Instructions per value of one codec's write or read, or NAN; with
+ * @function, also those spent in that function (NAN where not found). */
 static double
 callgrind_count (const char *valgrind,
                  const char *codec,
                  const char *set,
                  const char *direction,
-                 const char *codec_path)
+                 const char *codec_path,
+                 const char *function,
+                 double     *function_count)
 {
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autofree char *out_file = NULL;
@@ -1277,6 +1319,8 @@ callgrind_count (const char *valgrind,
         return NAN;
       }
   }
+  if (function != NULL)
+    *function_count = callgrind_function_count (out_file, function);
   g_unlink (out_file);
 
   lines = g_strsplit (contents, "\n", -1);
@@ -1298,6 +1342,7 @@ callgrind_count (const char *valgrind,
 typedef struct
 {
   double lib_write_ins, lib_read_ins, peer_write_ins, peer_read_ins;
+  double to_decimal_ins;          /* Dragonbox alone, within fmt's write */
   gsize  n;
   double lib_write_ns, lib_read_ns, peer_write_ns, peer_read_ns;
 } PeerRatios;
@@ -1345,13 +1390,16 @@ print_instructions (const gboolean *set_chosen)
 {
   g_autofree char *valgrind = g_find_program_in_path ("valgrind");
   /* libserio's two forms of the codec, and its peers; the ratios are
-   * against printf-17g, the usual way. */
-  static const struct { const char *label, *codec, *path; } rows[] = {
-    { "libserio (SSE2 where built)", "libserio", NULL },
-    { "libserio (portable, SERIO_CODEC=portable)", "libserio", "portable" },
-    { "%.17g / strtod", "printf-17g", NULL },
+   * against printf-17g, the usual way. For fmt, the write's share of
+   * Dragonbox proper (to_decimal, shortest digits and exponent) and of
+   * fmt's formatting of them shows apart, where callgrind_annotate is. */
+  static const struct { const char *label, *codec, *path, *write_part, *part_label; } rows[] = {
+    { "libserio (SSE2 where built)", "libserio", NULL, NULL, NULL },
+    { "libserio (portable, SERIO_CODEC=portable)", "libserio", "portable", NULL, NULL },
+    { "%.17g / strtod", "printf-17g", NULL, NULL, NULL },
 #ifdef HAVE_PEERS
-    { "Dragonbox (fmt) / fast_float", PEERS_CODEC, NULL },
+    { "Dragonbox (fmt) / fast_float", PEERS_CODEC, NULL,
+      "dragonbox::to_decimal<double>", "of which Dragonbox's to_decimal" },
 #endif
   };
   const gsize reference = 2;
@@ -1366,26 +1414,34 @@ print_instructions (const gboolean *set_chosen)
   for (gsize s = 0; s < G_N_ELEMENTS (data_sets); s++)
     {
       double counts[G_N_ELEMENTS (rows)][2];
+      double parts[G_N_ELEMENTS (rows)];
 
       if (!set_chosen[s])
         continue;
       for (gsize r = 0; r < G_N_ELEMENTS (rows); r++)
         {
-          counts[r][0] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "write", rows[r].path);
-          counts[r][1] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "read", rows[r].path);
+          counts[r][0] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "write", rows[r].path,
+                                          rows[r].write_part, &parts[r]);
+          counts[r][1] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "read", rows[r].path,
+                                          NULL, NULL);
         }
       peer_ratios[s].lib_write_ins = counts[0][0];
       peer_ratios[s].lib_read_ins = counts[0][1];
 #ifdef HAVE_PEERS
       peer_ratios[s].peer_write_ins = counts[3][0];
       peer_ratios[s].peer_read_ins = counts[3][1];
+      peer_ratios[s].to_decimal_ins = parts[3];
 #endif
 
       printf ("  %-8s %-44s %10s %10s\n", data_sets[s].name, "", "write", "read");
       for (gsize r = 0; r < G_N_ELEMENTS (rows); r++)
-        printf ("           %-44s %10.1f %10.1f   (%.2fx / %.2fx of %%.17g/strtod)\n", rows[r].label,
-                counts[r][0], counts[r][1], counts[r][0] / counts[reference][0],
-                counts[r][1] / counts[reference][1]);
+        {
+          printf ("           %-44s %10.1f %10.1f   (%.2fx / %.2fx of %%.17g/strtod)\n", rows[r].label,
+                  counts[r][0], counts[r][1], counts[r][0] / counts[reference][0],
+                  counts[r][1] / counts[reference][1]);
+          if (rows[r].write_part != NULL && !isnan (parts[r]))
+            printf ("             %-42s %10.1f\n", rows[r].part_label, parts[r]);
+        }
     }
 }
 
@@ -1440,6 +1496,8 @@ print_peers (const gboolean *set_chosen)
                         p->n > 0 ? p->peer_read_ns : NAN, p->n > 0 ? p->lib_read_ns : NAN, ">= 2x (time)");
       print_peer_ratio ("write", "Dragonbox", p->peer_write_ins, p->lib_write_ins,
                         p->n > 0 ? p->peer_write_ns : NAN, p->n > 0 ? p->lib_write_ns : NAN, ">= 3x (time)");
+      print_peer_ratio ("write", "to_decimal", p->to_decimal_ins, p->lib_write_ins, NAN, NAN,
+                        "(Dragonbox alone, no text)");
     }
 #else
   printf ("\nlibserio against its peers: not built (" PEERS_CODEC " needs a C++ compiler, fmt and fast_float)\n");
@@ -1738,7 +1796,7 @@ main (int   argc,
 
   for (gsize s = 0; s < G_N_ELEMENTS (data_sets); s++)
     peer_ratios[s].lib_write_ins = peer_ratios[s].lib_read_ins =
-      peer_ratios[s].peer_write_ins = peer_ratios[s].peer_read_ins = NAN;
+      peer_ratios[s].peer_write_ins = peer_ratios[s].peer_read_ins = peer_ratios[s].to_decimal_ins = NAN;
   if (!no_callgrind)
     print_instructions (set_chosen);
   print_peers (set_chosen);
