@@ -38,6 +38,9 @@
 #ifdef HAVE_JSON_GLIB
 # include <json-glib/json-glib.h>
 #endif
+#ifdef HAVE_PEERS
+# include "serio-bench-peers.h"
+#endif
 
 /* ------------------------------------------------------------------ */
 /* Data sets                                                           */
@@ -209,6 +212,12 @@ output_take (Output         *out,
   out->owner = data;
   out->free_owner = free_data;
 }
+
+/* The name of the C++ peers' codec: Dragonbox writes, fast_float reads. */
+#define PEERS_CODEC "dragonbox-fastfloat"
+
+/* The width of the codec column. */
+#define CODEC_WIDTH 19
 
 typedef struct
 {
@@ -611,6 +620,47 @@ gvariant_text_read (const char  *data,
   return copy_from_variant (variant, n, out, error);
 }
 
+/* The C++ peers (serio-bench-peers.cc): shortest round-trip decimals,
+ * comma-separated, written by fmt's Dragonbox and read by fast_float. */
+
+#ifdef HAVE_PEERS
+static void
+dragonbox_write (gpointer      prepared,
+                 const double *values,
+                 gsize         n,
+                 Output       *out)
+{
+  gsize size = 0;
+  char *text = serio_bench_dragonbox_write (values, n, &size);
+
+  if (text == NULL)
+    g_error ("dragonbox: out of memory for %" G_GSIZE_FORMAT " values", n);
+  output_take (out, text, size, free);
+}
+
+static gboolean
+fastfloat_read (const char  *data,
+                gsize        size,
+                gsize        n,
+                Output      *out,
+                GError     **error)
+{
+  double *values = g_new (double, n);
+  gsize n_read;
+
+  output_take (out, values, n * sizeof (double), g_free);
+  n_read = serio_bench_fastfloat_read (data, size, values, n);
+  if (n_read != n)
+    {
+      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_DATA,
+                   "value %" G_GSIZE_FORMAT " does not parse", n_read + 1);
+      return FALSE;
+    }
+
+  return TRUE;
+}
+#endif
+
 /* memcpy: the floor, what any format costs at the least. */
 
 static void
@@ -647,6 +697,10 @@ static const Codec codecs[] = {
     NULL, NULL, hex_write, strtod_read },
   { "g_ascii", "g_ascii_dtostr / g_ascii_strtod",
     NULL, NULL, g_ascii_write, g_ascii_read },
+#ifdef HAVE_PEERS
+  { PEERS_CODEC, "fmt::format_to(FMT_COMPILE(\"{}\")) = Dragonbox / fast_float::from_chars (C++)",
+    NULL, NULL, dragonbox_write, fastfloat_read },
+#endif
 #ifdef HAVE_JSON_GLIB
   { "json-glib", "JsonArray + json_generator_to_data / json_parser_load_from_data",
     NULL, NULL, json_write, json_read },
@@ -974,11 +1028,17 @@ print_machine (guint reps)
 #ifdef HAVE_JSON_GLIB
   printf (", json-glib %s", JSON_VERSION_S);
 #endif
+#ifdef HAVE_PEERS
+  printf (", %s", serio_bench_peers_versions ());
+#endif
   printf ("\nCPU:      %s, %u logical cores available\n",
           model != NULL ? model : "unknown", g_get_num_processors ());
   if (uname (&uts) == 0)
     printf ("Kernel:   %s %s %s\n", uts.sysname, uts.release, uts.machine);
   printf ("Compiler: %s, buildtype %s (-O%s)\n", BENCH_COMPILER, BENCH_BUILDTYPE, BENCH_OPTIMIZATION);
+#ifdef HAVE_PEERS
+  printf ("          C++ peers: %s\n", BENCH_CXX_COMPILER);
+#endif
   printf ("Threads:  SERIO_THREADS=%s\n", g_getenv ("SERIO_THREADS") != NULL ? g_getenv ("SERIO_THREADS") : "(unset)");
   printf ("Method:   single thread, %s; median and minimum of %u repetitions,\n"
           "          codecs taking turns, in ns per value, warm heap (freed memory kept by malloc);\n"
@@ -988,9 +1048,12 @@ print_machine (guint reps)
           reps);
   printf ("Codecs:\n");
   for (gsize i = 0; i < G_N_ELEMENTS (codecs); i++)
-    printf ("  %-14s %s\n", codecs[i].name, codecs[i].description);
+    printf ("  %-*s %s\n", CODEC_WIDTH, codecs[i].name, codecs[i].description);
 #ifndef HAVE_JSON_GLIB
   printf ("  (json-glib was not found at build time and is left out)\n");
+#endif
+#ifndef HAVE_PEERS
+  printf ("  (" PEERS_CODEC ": a C++ compiler, fmt or fast_float was not found at build time)\n");
 #endif
 }
 
@@ -1025,8 +1088,8 @@ print_table (const DataSet *set,
     }
 
   printf ("\n%s (%s), N = %" G_GSIZE_FORMAT "\n", set->name, set->description, n);
-  printf ("%-14s %9s %9s %9s   %9s %9s %9s   %9s %10s\n",
-          "codec", "write", "min", "x lib", "read", "min", "x lib", "bytes/val", "mismatches");
+  printf ("%-*s %9s %9s %9s   %9s %9s %9s   %9s %10s\n",
+          CODEC_WIDTH, "codec", "write", "min", "x lib", "read", "min", "x lib", "bytes/val", "mismatches");
 
   for (gsize i = 0; i < n_selected; i++)
     {
@@ -1035,8 +1098,8 @@ print_table (const DataSet *set,
 
       if (r->skipped)
         {
-          printf ("%-14s (not run above N = %" G_GSIZE_FORMAT " unless named with --only)\n",
-                  selected[i]->name, selected[i]->default_max_n);
+          printf ("%-*s (not run above N = %" G_GSIZE_FORMAT " unless named with --only)\n",
+                  CODEC_WIDTH, selected[i]->name, selected[i]->default_max_n);
           continue;
         }
 
@@ -1047,8 +1110,8 @@ print_table (const DataSet *set,
       else
         g_snprintf (mismatches, sizeof mismatches, "%" G_GSIZE_FORMAT, r->mismatches);
 
-      printf ("%-14s %9.1f %9.1f %9s   %9.1f %9.1f %9s   %9.2f %10s\n",
-              selected[i]->name,
+      printf ("%-*s %9.1f %9.1f %9s   %9.1f %9.1f %9s   %9.2f %10s\n",
+              CODEC_WIDTH, selected[i]->name,
               r->write_median, r->write_min, write_ratio,
               r->read_median, r->read_min, read_ratio,
               r->bytes_per_value, mismatches);
@@ -1173,13 +1236,55 @@ callgrind_child (const char *spec)
   return EXIT_SUCCESS;
 }
 
-/* Instructions per value of one codec's write or read, or NAN. */
+/* Instructions per value spent in @function and what it calls, from
+ * callgrind_annotate's inclusive costs of @out_file, or NAN. */
+static double
+callgrind_function_count (const char *out_file,
+                          const char *function)
+{
+  g_autofree char *annotate = g_find_program_in_path ("callgrind_annotate");
+  g_autofree char *report = NULL;
+  g_auto(GStrv) lines = NULL;
+  const char *argv[] = { annotate, "--inclusive=yes", "--threshold=100", out_file, NULL };
+  int status = 0;
+
+  if (annotate == NULL ||
+      !g_spawn_sync (NULL, (char **) argv, NULL, G_SPAWN_STDERR_TO_DEV_NULL, NULL, NULL,
+                     &report, NULL, &status, NULL) ||
+      !g_spawn_check_wait_status (status, NULL))
+    return NAN;
+
+  /* "30,787,508 (30.82%)  ???:fmt::v9::...::to_decimal<double>(double) [...]" */
+  lines = g_strsplit (report, "\n", -1);
+  for (guint i = 0; lines[i] != NULL; i++)
+    {
+      GString *digits;
+      double count;
+
+      if (strstr (lines[i], function) == NULL || strstr (lines[i], "%)") == NULL)
+        continue;
+      digits = g_string_new (NULL);
+      for (const char *c = lines[i]; *c == ' ' || *c == ',' || g_ascii_isdigit (*c); c++)
+        if (g_ascii_isdigit (*c))
+          g_string_append_c (digits, *c);
+      count = digits->len > 0 ? g_ascii_strtod (digits->str, NULL) / CALLGRIND_N : NAN;
+      g_string_free (digits, TRUE);
+      return count;
+    }
+
+  return NAN;
+}
+
+/* Instructions per value of one codec's write or read, or NAN; with
+ * @function, also those spent in that function (NAN where not found). */
 static double
 callgrind_count (const char *valgrind,
                  const char *codec,
                  const char *set,
                  const char *direction,
-                 const char *codec_path)
+                 const char *codec_path,
+                 const char *function,
+                 double     *function_count)
 {
   g_autofree char *self = g_file_read_link ("/proc/self/exe", NULL);
   g_autofree char *out_file = NULL;
@@ -1214,6 +1319,8 @@ callgrind_count (const char *valgrind,
         return NAN;
       }
   }
+  if (function != NULL)
+    *function_count = callgrind_function_count (out_file, function);
   g_unlink (out_file);
 
   lines = g_strsplit (contents, "\n", -1);
@@ -1229,16 +1336,73 @@ callgrind_count (const char *valgrind,
   return count;
 }
 
+/* libserio against its peers in this run, per data set: instructions per
+ * value (NAN where not counted) and the timed medians in ns per value at
+ * the largest N the timed tables measured (0: not timed). */
+typedef struct
+{
+  double lib_write_ins, lib_read_ins, peer_write_ins, peer_read_ins;
+  double to_decimal_ins;          /* Dragonbox alone, within fmt's write */
+  gsize  n;
+  double lib_write_ns, lib_read_ns, peer_write_ns, peer_read_ns;
+} PeerRatios;
+
+static PeerRatios peer_ratios[G_N_ELEMENTS (data_sets)];
+
+/* Keeps libserio's and the peers' timed medians of one table. */
+static void
+note_timed (gsize          set,
+            gsize          n,
+            const Codec  **selected,
+            const Result  *results,
+            gsize          n_selected)
+{
+  double lib_write = NAN, lib_read = NAN, peer_write = NAN, peer_read = NAN;
+
+  for (gsize i = 0; i < n_selected; i++)
+    {
+      if (results[i].skipped || results[i].error != NULL || results[i].mismatches != 0)
+        continue;
+      if (g_str_equal (selected[i]->name, "libserio"))
+        {
+          lib_write = results[i].write_median;
+          lib_read = results[i].read_median;
+        }
+      else if (g_str_equal (selected[i]->name, PEERS_CODEC))
+        {
+          peer_write = results[i].write_median;
+          peer_read = results[i].read_median;
+        }
+    }
+
+  if (isnan (lib_write) || isnan (peer_write) || n < peer_ratios[set].n)
+    return;
+
+  peer_ratios[set].n = n;
+  peer_ratios[set].lib_write_ns = lib_write;
+  peer_ratios[set].lib_read_ns = lib_read;
+  peer_ratios[set].peer_write_ns = peer_write;
+  peer_ratios[set].peer_read_ns = peer_read;
+}
+
 static void
 print_instructions (const gboolean *set_chosen)
 {
   g_autofree char *valgrind = g_find_program_in_path ("valgrind");
-  /* libserio's two forms of the codec, and the usual peer */
-  static const struct { const char *label, *codec, *path; } rows[] = {
-    { "libserio (SSE2 where built)", "libserio", NULL },
-    { "libserio (portable, SERIO_CODEC=portable)", "libserio", "portable" },
-    { "%.17g / strtod", "printf-17g", NULL },
+  /* libserio's two forms of the codec, and its peers; the ratios are
+   * against printf-17g, the usual way. For fmt, the write's share of
+   * Dragonbox proper (to_decimal, shortest digits and exponent) and of
+   * fmt's formatting of them shows apart, where callgrind_annotate is. */
+  static const struct { const char *label, *codec, *path, *write_part, *part_label; } rows[] = {
+    { "libserio (SSE2 where built)", "libserio", NULL, NULL, NULL },
+    { "libserio (portable, SERIO_CODEC=portable)", "libserio", "portable", NULL, NULL },
+    { "%.17g / strtod", "printf-17g", NULL, NULL, NULL },
+#ifdef HAVE_PEERS
+    { "Dragonbox (fmt) / fast_float", PEERS_CODEC, NULL,
+      "dragonbox::to_decimal<double>", "of which Dragonbox's to_decimal" },
+#endif
   };
+  const gsize reference = 2;
 
   printf ("\nInstructions per value (callgrind, %d values, one thread)\n", CALLGRIND_N);
   if (valgrind == NULL)
@@ -1249,24 +1413,95 @@ print_instructions (const gboolean *set_chosen)
 
   for (gsize s = 0; s < G_N_ELEMENTS (data_sets); s++)
     {
-      double peer_write = NAN, peer_read = NAN;
       double counts[G_N_ELEMENTS (rows)][2];
+      double parts[G_N_ELEMENTS (rows)];
 
       if (!set_chosen[s])
         continue;
       for (gsize r = 0; r < G_N_ELEMENTS (rows); r++)
         {
-          counts[r][0] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "write", rows[r].path);
-          counts[r][1] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "read", rows[r].path);
+          counts[r][0] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "write", rows[r].path,
+                                          rows[r].write_part, &parts[r]);
+          counts[r][1] = callgrind_count (valgrind, rows[r].codec, data_sets[s].name, "read", rows[r].path,
+                                          NULL, NULL);
         }
-      peer_write = counts[G_N_ELEMENTS (rows) - 1][0];
-      peer_read = counts[G_N_ELEMENTS (rows) - 1][1];
+      peer_ratios[s].lib_write_ins = counts[0][0];
+      peer_ratios[s].lib_read_ins = counts[0][1];
+#ifdef HAVE_PEERS
+      peer_ratios[s].peer_write_ins = counts[3][0];
+      peer_ratios[s].peer_read_ins = counts[3][1];
+      peer_ratios[s].to_decimal_ins = parts[3];
+#endif
 
       printf ("  %-8s %-44s %10s %10s\n", data_sets[s].name, "", "write", "read");
       for (gsize r = 0; r < G_N_ELEMENTS (rows); r++)
-        printf ("           %-44s %10.1f %10.1f   (%.2fx / %.2fx of %%.17g/strtod)\n", rows[r].label,
-                counts[r][0], counts[r][1], counts[r][0] / peer_write, counts[r][1] / peer_read);
+        {
+          printf ("           %-44s %10.1f %10.1f   (%.2fx / %.2fx of %%.17g/strtod)\n", rows[r].label,
+                  counts[r][0], counts[r][1], counts[r][0] / counts[reference][0],
+                  counts[r][1] / counts[reference][1]);
+          if (rows[r].write_part != NULL && !isnan (parts[r]))
+            printf ("             %-42s %10.1f\n", rows[r].part_label, parts[r]);
+        }
     }
+}
+
+#ifdef HAVE_PEERS
+static void
+print_peer_ratio (const char *what,
+                  const char *peer,
+                  double      peer_ins,
+                  double      lib_ins,
+                  double      peer_ns,
+                  double      lib_ns,
+                  const char *target)
+{
+  char ins[64], ns[64];
+
+  if (isnan (peer_ins) || isnan (lib_ins))
+    g_strlcpy (ins, "-", sizeof ins);
+  else
+    g_snprintf (ins, sizeof ins, "%.1f / %.1f = %.2fx", peer_ins, lib_ins, peer_ins / lib_ins);
+  if (isnan (peer_ns) || isnan (lib_ns))
+    g_strlcpy (ns, "-", sizeof ns);
+  else
+    g_snprintf (ns, sizeof ns, "%.1f / %.1f = %.2fx", peer_ns, lib_ns, peer_ns / lib_ns);
+
+  printf ("           %-5s %-10s %-26s %-26s %s\n", what, peer, ins, ns, target);
+}
+#endif
+
+/* libserio against Dragonbox and fast_float, from this run's callgrind
+ * counts and timed tables: above 1x, libserio is ahead. */
+static void
+print_peers (const gboolean *set_chosen)
+{
+#ifdef HAVE_PEERS
+  printf ("\nlibserio against its peers, this run: peer / libserio (above 1x: libserio ahead);\n"
+          "instructions per value (callgrind, %d values) and the timed median in ns per value\n"
+          "(%s) at the largest N of the tables above\n",
+          CALLGRIND_N, clock_id == CLOCK_MONOTONIC ? "wall time" : "thread CPU time");
+  for (gsize s = 0; s < G_N_ELEMENTS (data_sets); s++)
+    {
+      const PeerRatios *p = &peer_ratios[s];
+      char timed[64];
+
+      if (!set_chosen[s])
+        continue;
+      if (p->n > 0)
+        g_snprintf (timed, sizeof timed, "ns/value, N = %" G_GSIZE_FORMAT, p->n);
+      else
+        g_strlcpy (timed, "ns/value (not timed)", sizeof timed);
+      printf ("  %-8s %-16s %-26s %-26s %s\n", data_sets[s].name, "", "instructions", timed, "issue 21 asks");
+      print_peer_ratio ("read", "fast_float", p->peer_read_ins, p->lib_read_ins,
+                        p->n > 0 ? p->peer_read_ns : NAN, p->n > 0 ? p->lib_read_ns : NAN, ">= 2x (time)");
+      print_peer_ratio ("write", "Dragonbox", p->peer_write_ins, p->lib_write_ins,
+                        p->n > 0 ? p->peer_write_ns : NAN, p->n > 0 ? p->lib_write_ns : NAN, ">= 3x (time)");
+      print_peer_ratio ("write", "to_decimal", p->to_decimal_ins, p->lib_write_ins, NAN, NAN,
+                        "(Dragonbox alone, no text)");
+    }
+#else
+  printf ("\nlibserio against its peers: not built (" PEERS_CODEC " needs a C++ compiler, fmt and fast_float)\n");
+#endif
 }
 
 /* ------------------------------------------------------------------ */
@@ -1486,9 +1721,13 @@ main (int   argc,
   gsize n_selected = 0;
   const gsize sizes[] = { 10000, 1000000, 10000000 };
 
+  g_autoptr(GString) description = g_string_new ("Codecs:");
+
+  for (gsize i = 0; i < G_N_ELEMENTS (codecs); i++)
+    g_string_append_printf (description, " %s", codecs[i].name);
+  g_string_append_c (description, '\n');
   g_option_context_add_main_entries (context, entries, NULL);
-  g_option_context_set_description (context,
-                                    "Codecs: libserio libserio-sealed printf-17g printf-a g_ascii json-glib gvariant-text gvariant memcpy\n");
+  g_option_context_set_description (context, description->str);
   if (!g_option_context_parse (context, &argc, &argv, &error) ||
       !select_by_name (only, codecs, G_N_ELEMENTS (codecs), sizeof (Codec),
                        codec_chosen, "codec", &error) ||
@@ -1544,6 +1783,7 @@ main (int   argc,
           measure (selected, results, n_selected, values, n, reps);
 
           print_table (&data_sets[s], n, selected, results, n_selected);
+          note_timed (s, n, selected, results, n_selected);
           /* codecs[0] is libserio. */
           if (n >= 1000000 && codec_chosen[0])
             print_memory (values, n);
@@ -1554,8 +1794,12 @@ main (int   argc,
         }
     }
 
+  for (gsize s = 0; s < G_N_ELEMENTS (data_sets); s++)
+    peer_ratios[s].lib_write_ins = peer_ratios[s].lib_read_ins =
+      peer_ratios[s].peer_write_ins = peer_ratios[s].peer_read_ins = peer_ratios[s].to_decimal_ins = NAN;
   if (!no_callgrind)
     print_instructions (set_chosen);
+  print_peers (set_chosen);
   if (!no_threads)
     print_threads ();
 
