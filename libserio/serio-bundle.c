@@ -674,6 +674,19 @@ _serio_bundle_snapshot (SerioBundle *self)
 /* Shapes                                                             */
 /* ------------------------------------------------------------------ */
 
+/* The shape of @entry, from its name; returns the length of its base
+ * name. */
+static gsize
+entry_shape (const SerioEntry *entry,
+             guint64           dims[SERIO_SHAPE_MAX_DIMS],
+             guint            *n_dims)
+{
+  gsize base_len;
+
+  _serio_shape_parse (entry->name, entry->n_values, &base_len, dims, n_dims);
+  return base_len;
+}
+
 /**
  * serio_bundle_get_shape:
  * @self: a #SerioBundle
@@ -702,17 +715,14 @@ serio_bundle_get_shape (SerioBundle *self,
                         guint        index,
                         guint       *n_dims)
 {
-  SerioEntry *entry;
   guint64 dims[SERIO_SHAPE_MAX_DIMS];
-  gsize base_len;
   guint n;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
   g_return_val_if_fail (index < self->entries->len, NULL);
   g_return_val_if_fail (n_dims != NULL, NULL);
 
-  entry = get_entry (self, index);
-  _serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n);
+  (void) entry_shape (get_entry (self, index), dims, &n);
   *n_dims = n;
 
   /* At least one element, so that a 0-d shape is not %NULL. */
@@ -741,16 +751,13 @@ serio_bundle_get_base_name (SerioBundle *self,
 {
   SerioEntry *entry;
   guint64 dims[SERIO_SHAPE_MAX_DIMS];
-  gsize base_len;
   guint n;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), NULL);
   g_return_val_if_fail (index < self->entries->len, NULL);
 
   entry = get_entry (self, index);
-  _serio_shape_parse (entry->name, entry->n_values, &base_len, dims, &n);
-
-  return g_strndup (entry->name, base_len);
+  return g_strndup (entry->name, entry_shape (entry, dims, &n));
 }
 
 /* The stored name of an array of @shape, or %NULL if the shape is not one
