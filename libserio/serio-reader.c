@@ -242,11 +242,16 @@ serio_reader_constructed (GObject *object)
   /* A reader of bytes reads nothing: its text is all in the window. */
   if (self->bytes != NULL)
     {
-      g_return_if_fail (self->stream == NULL);
-
+      static const char no_text[1] = "";
       gsize size;
 
+      g_return_if_fail (self->stream == NULL);
+
       self->buf = (char *) g_bytes_get_data (self->bytes, &size);
+      /* Empty bytes may have no data at all: the window is then empty
+       * but somewhere (the reader only reads it). */
+      if (self->buf == NULL)
+        self->buf = (char *) no_text;
       self->cap = self->end = size;
       self->eof = TRUE;
       self->last_byte = size > 0 ? (guint8) self->buf[size - 1] : 0;
