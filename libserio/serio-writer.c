@@ -69,6 +69,8 @@
 
 /* The text is gathered in a buffer of this size before it is written. */
 #define BUFFER_SIZE (1024 * 1024)
+/* An in-memory writer's first buffer, grown from there. */
+#define MEMORY_FIRST_SIZE 4096
 /* Room kept beyond BUFFER_SIZE for one token and the writer's slack. */
 #define BUFFER_RESERVE (SERIO_CODEC_TOKEN_MAX + 1 + SERIO_CODEC_WRITE_SLACK)
 /* Values of a GBytes are copied to an aligned block of this many before
@@ -94,7 +96,7 @@ struct _SerioWriter
   gboolean       sealed;
   SerioSave     *save;          /* from new_for_file: the file being replaced */
 
-  char          *buffer;        /* cap bytes */
+  char          *buffer;        /* cap bytes, allocated when constructed */
   gsize          cap;           /* BUFFER_SIZE + BUFFER_RESERVE for a stream */
   gsize          limit;         /* the buffer is written out (or hashed, in
                                  * memory) once it holds this much */
@@ -209,7 +211,13 @@ serio_writer_constructed (GObject *object)
 
   G_OBJECT_CLASS (serio_writer_parent_class)->constructed (object);
 
+  /* A buffer of BUFFER_SIZE for a stream; in memory, one that starts
+   * small and that the constructor sizes (a text of one short array
+   * does not cost a megabyte). */
   self->in_memory = g_private_get (&constructing_in_memory) != NULL;
+  self->cap = (self->in_memory ? MEMORY_FIRST_SIZE : BUFFER_SIZE) + BUFFER_RESERVE;
+  self->limit = self->cap - BUFFER_RESERVE;
+  self->buffer = g_malloc (self->cap);
   if (!self->in_memory)
     g_return_if_fail (G_IS_OUTPUT_STREAM (self->stream));
 
@@ -331,9 +339,6 @@ static void
 serio_writer_init (SerioWriter *self)
 {
   self->sealed = TRUE;
-  self->cap = BUFFER_SIZE + BUFFER_RESERVE;
-  self->limit = BUFFER_SIZE;
-  self->buffer = g_malloc (self->cap);
   self->state = STATE_OPEN;
 }
 
@@ -356,13 +361,14 @@ _serio_writer_new_in_memory (SerioSaveFlags flags,
 
   /* Room for the whole text at once, when its size is known: it is
    * then never moved. */
-  if (size_hint > BUFFER_SIZE && size_hint <= G_MAXSIZE - BUFFER_RESERVE)
+  if (size_hint > MEMORY_FIRST_SIZE && size_hint <= G_MAXSIZE - BUFFER_RESERVE)
     {
       self->cap = size_hint + BUFFER_RESERVE;
       buffer = _serio_alloc_large (self->cap);
       memcpy (buffer, self->buffer, self->used);
       g_free (self->buffer);
       self->buffer = buffer;
+      self->limit = MIN (BUFFER_SIZE, self->cap - BUFFER_RESERVE);
     }
 
   return self;
@@ -862,7 +868,7 @@ begin_array (SerioWriter   *self,
   /* "v1|" name "|" count "|": straight into the buffer for a bundle's
    * array (the codec's header), else in one piece unless the name is
    * long. */
-  if (of_bundle && name_len <= sizeof header)
+  if (of_bundle && name_len <= sizeof header - 3 - sizeof count)
     {
       gsize need = name_len + 3 + 2 + 20 + SERIO_CODEC_WRITE_SLACK;
 
