@@ -1233,9 +1233,11 @@ static void
 print_instructions (const gboolean *set_chosen)
 {
   g_autofree char *valgrind = g_find_program_in_path ("valgrind");
-  /* libserio's two forms of the codec, and the usual peer */
+  /* libserio's forms of the codec (the default takes AVX2 on CPUs with
+   * it, else SSE2), and the usual peer */
   static const struct { const char *label, *codec, *path; } rows[] = {
-    { "libserio (SSE2 where built)", "libserio", NULL },
+    { "libserio (AVX2 where the CPU has it)", "libserio", NULL },
+    { "libserio (SSE2, SERIO_CODEC=sse2)", "libserio", "sse2" },
     { "libserio (portable, SERIO_CODEC=portable)", "libserio", "portable" },
     { "%.17g / strtod", "printf-17g", NULL },
   };
