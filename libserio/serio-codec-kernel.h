@@ -614,19 +614,36 @@ assemble (guint64 m,
 }
 
 #ifdef SERIO_CODEC_SSE2
+#ifdef SERIO_CODEC_AVX2
+/* digit_mask32()'s constants: '0', 9 and ',' - '0' in every byte. */
+static const __m256i digit_mask_constants[3] = {
+  { 0x3030303030303030, 0x3030303030303030, 0x3030303030303030, 0x3030303030303030 },
+  { 0x0909090909090909, 0x0909090909090909, 0x0909090909090909, 0x0909090909090909 },
+  { (long long) 0xFCFCFCFCFCFCFCFC, (long long) 0xFCFCFCFCFCFCFCFC,
+    (long long) 0xFCFCFCFCFCFCFCFC, (long long) 0xFCFCFCFCFCFCFCFC },
+};
+#endif
+
 /* Bit i set when byte i of the 32 at @s is an ASCII digit; the first 16
- * bytes minus '0' in @low16. */
+ * bytes minus '0' in @low16. The AVX2 form also sets bit i of @commas when
+ * byte i is a comma (the others leave it alone). */
 static inline guint64
 digit_mask32 (const char *s,
-              __m128i    *low16)
+              __m128i    *low16,
+              guint32    *commas)
 {
 #ifdef SERIO_CODEC_AVX2
-  /* one load, one compare of all 32 */
+  /* one load, one compare of all 32; the constants from memory, through a
+   * pointer opaque to the compiler, which would otherwise rebuild them
+   * for every token (see digits16_sse2()) */
+  const __m256i *k = digit_mask_constants;
+  __asm__ ("" : "+r" (k));
   __m256i a = _mm256_sub_epi8 (_mm256_loadu_si256 ((const __m256i *) (const void *) s),
-                               _mm256_set1_epi8 ('0'));
-  guint32 mask = (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (_mm256_min_epu8 (a, _mm256_set1_epi8 (9)), a));
+                               _mm256_load_si256 (k));
+  guint32 mask = (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (_mm256_min_epu8 (a, _mm256_load_si256 (k + 1)), a));
 
   *low16 = _mm256_castsi256_si128 (a);
+  *commas = (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (a, _mm256_load_si256 (k + 2)));
   return mask;
 #else
   const __m128i nine = _mm_set1_epi8 (9);
@@ -705,8 +722,30 @@ parse_token_fast (const char *s,
   gboolean e_negative;
 #ifdef SERIO_CODEC_SSE2
   __m128i low16 = _mm_setzero_si128 ();
-  guint64 digits = simd ? digit_mask32 (s, &low16) : 0;
+  guint32 commas = 0;
+  guint64 digits = simd ? digit_mask32 (s, &low16, &commas) : 0;
+#endif
+#ifdef SERIO_CODEC_AVX2
+  /* Where the token must end, found apart from its parse: its first comma
+   * or the end of its line, whichever comes first (beyond the 32 bytes,
+   * no valid token of this path ends). The next token's address then
+   * depends on one compare and a count, not on the digits, the "p" and
+   * the exponent, so that the next parse can start before this one ends;
+   * the parse only checks that it ends there. As the bytes before that
+   * end are digits, "p" and "-", ending there is ending at a comma or at
+   * @line_end, as the other forms check it. Opaque to the compiler, which
+   * would otherwise take the parse's end for it, being equal. */
+  const char *end = s + __builtin_ctzll ((guint64) commas | (G_GUINT64_CONSTANT (1) << 32));
 
+  end = end < line_end ? end : line_end;
+  __asm__ ("" : "+r" (end));
+# define TOKEN_ENDS_AT(t) ((t) == end)
+# define TOKEN_END(t) end
+#else
+# define TOKEN_ENDS_AT(t) ((t) == line_end || *(t) == ',')
+# define TOKEN_END(t) (t)
+#endif
+#ifdef SERIO_CODEC_SSE2
   if (simd)
     nd = __builtin_ctzll (~digits);
   else
@@ -744,7 +783,7 @@ parse_token_fast (const char *s,
     v = parse_digits8 (load_le64 (s), nd - 8) * 100000000 + parse_digits8 (load_le64 (s + nd - 8), 8);
 
   t = s + nd;
-  if (t == line_end || *t == ',')
+  if (TOKEN_ENDS_AT (t))
     {
       /* below 10^16: plain digits are below 2^62 */
       int tz = __builtin_ctzll (v);
@@ -753,7 +792,7 @@ parse_token_fast (const char *s,
       if (G_UNLIKELY (len > 53))
         return NULL;
       *bits = sign | assemble (v >> tz, len, tz);
-      return t;
+      return TOKEN_END (t);
     }
 
   if (G_UNLIKELY (*t != 'p'))
@@ -773,7 +812,7 @@ parse_token_fast (const char *s,
     return NULL;
   e_abs = parse_digits4 (s + q, ne);
   t = s + q + ne;
-  if (G_UNLIKELY ((t != line_end && *t != ',') || (v & 1) == 0 || v >= TWO_POW_53))
+  if (G_UNLIKELY (!TOKEN_ENDS_AT (t) || (v & 1) == 0 || v >= TWO_POW_53))
     return NULL;
 
   e = e_negative ? -(int) e_abs : (int) e_abs;
@@ -782,8 +821,10 @@ parse_token_fast (const char *s,
     return NULL;
 
   *bits = sign | assemble (v, len, e);
-  return t;
+  return TOKEN_END (t);
 }
+#undef TOKEN_ENDS_AT
+#undef TOKEN_END
 
 #define PROBLEM(c, r) G_STMT_START { problem->code = (c); problem->reason = (r); return NULL; } G_STMT_END
 
@@ -928,15 +969,18 @@ parse_token (const char *s,
   return parse_token_general (s, line_end, buf_end, bits, problem);
 }
 
+/* parse_tokens() with @store known: whether @values is non-%NULL, so that
+ * the loop does not test it for every token. */
 G_ALWAYS_INLINE static inline gsize
-parse_tokens (const char         **s_inout,
-              const char          *seg_end,
-              const char          *buf_end,
-              double              *values,
-              gsize                max_tokens,
-              gboolean            *ended,
-              SerioCodecProblem   *problem,
-              gboolean             simd)
+parse_tokens_storing (const char         **s_inout,
+                      const char          *seg_end,
+                      const char          *buf_end,
+                      double              *values,
+                      gsize                max_tokens,
+                      gboolean            *ended,
+                      SerioCodecProblem   *problem,
+                      gboolean             simd,
+                      gboolean             store)
 {
   const char *s = *s_inout;
   gsize n = 0;
@@ -951,7 +995,7 @@ parse_tokens (const char         **s_inout,
 
       if (G_UNLIKELY (next == NULL))
         break;
-      if (values != NULL)
+      if (store)
         memcpy (values + n, &bits, sizeof bits);
       n++;
       if (next == seg_end)
@@ -965,4 +1009,22 @@ parse_tokens (const char         **s_inout,
 
   *s_inout = s;
   return n;
+}
+
+G_ALWAYS_INLINE static inline gsize
+parse_tokens (const char         **s_inout,
+              const char          *seg_end,
+              const char          *buf_end,
+              double              *values,
+              gsize                max_tokens,
+              gboolean            *ended,
+              SerioCodecProblem   *problem,
+              gboolean             simd)
+{
+  if (values != NULL)
+    return parse_tokens_storing (s_inout, seg_end, buf_end, values, max_tokens, ended, problem,
+                                 simd, TRUE);
+
+  return parse_tokens_storing (s_inout, seg_end, buf_end, NULL, max_tokens, ended, problem,
+                               simd, FALSE);
 }

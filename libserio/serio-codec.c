@@ -184,6 +184,27 @@ _serio_codec_write_header (char       *out,
 }
 
 
+/* Each form's loop in a function of its own, as the AVX2 one is. */
+#ifdef SERIO_CODEC_SSE2
+G_NO_INLINE static char *
+write_tokens_sse2 (char         *out,
+                   const double *values,
+                   gsize         n_values,
+                   gboolean      leading_comma)
+{
+  return write_tokens (out, values, n_values, leading_comma, TRUE);
+}
+#endif
+
+G_NO_INLINE static char *
+write_tokens_portable (char         *out,
+                       const double *values,
+                       gsize         n_values,
+                       gboolean      leading_comma)
+{
+  return write_tokens (out, values, n_values, leading_comma, FALSE);
+}
+
 char *
 _serio_codec_write_tokens_on (SerioCodecPath  path,
                               char           *out,
@@ -199,10 +220,10 @@ _serio_codec_write_tokens_on (SerioCodecPath  path,
 #endif
 #ifdef SERIO_CODEC_SSE2
     case SERIO_CODEC_PATH_SSE2:
-      return write_tokens (out, values, n_values, leading_comma, TRUE);
+      return write_tokens_sse2 (out, values, n_values, leading_comma);
 #endif
     default:
-      return write_tokens (out, values, n_values, leading_comma, FALSE);
+      return write_tokens_portable (out, values, n_values, leading_comma);
     }
 }
 
@@ -716,6 +737,32 @@ bad_count:
 }
 
 
+#ifdef SERIO_CODEC_SSE2
+G_NO_INLINE static gsize
+parse_tokens_sse2 (const char         **s_inout,
+                   const char          *seg_end,
+                   const char          *buf_end,
+                   double              *values,
+                   gsize                max_tokens,
+                   gboolean            *ended,
+                   SerioCodecProblem   *problem)
+{
+  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, TRUE);
+}
+#endif
+
+G_NO_INLINE static gsize
+parse_tokens_portable (const char         **s_inout,
+                       const char          *seg_end,
+                       const char          *buf_end,
+                       double              *values,
+                       gsize                max_tokens,
+                       gboolean            *ended,
+                       SerioCodecProblem   *problem)
+{
+  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, FALSE);
+}
+
 gsize
 _serio_codec_parse_tokens_on (SerioCodecPath       path,
                               const char         **s_inout,
@@ -734,10 +781,10 @@ _serio_codec_parse_tokens_on (SerioCodecPath       path,
 #endif
 #ifdef SERIO_CODEC_SSE2
     case SERIO_CODEC_PATH_SSE2:
-      return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, TRUE);
+      return parse_tokens_sse2 (s_inout, seg_end, buf_end, values, max_tokens, ended, problem);
 #endif
     default:
-      return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, FALSE);
+      return parse_tokens_portable (s_inout, seg_end, buf_end, values, max_tokens, ended, problem);
     }
 }
 
