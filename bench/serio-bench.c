@@ -1389,12 +1389,14 @@ static void
 print_instructions (const gboolean *set_chosen)
 {
   g_autofree char *valgrind = g_find_program_in_path ("valgrind");
-  /* libserio's two forms of the codec, and its peers; the ratios are
-   * against printf-17g, the usual way. For fmt, the write's share of
-   * Dragonbox proper (to_decimal, shortest digits and exponent) and of
-   * fmt's formatting of them shows apart, where callgrind_annotate is. */
+  /* libserio's forms of the codec (the default takes AVX2 on CPUs with
+   * it, else SSE2), and its peers; the ratios are against printf-17g,
+   * the usual way. For fmt, the write's share of Dragonbox proper
+   * (to_decimal, shortest digits and exponent) and of fmt's formatting
+   * of them shows apart, where callgrind_annotate is. */
   static const struct { const char *label, *codec, *path, *write_part, *part_label; } rows[] = {
-    { "libserio (SSE2 where built)", "libserio", NULL, NULL, NULL },
+    { "libserio (AVX2 where the CPU has it)", "libserio", NULL, NULL, NULL },
+    { "libserio (SSE2, SERIO_CODEC=sse2)", "libserio", "sse2", NULL, NULL },
     { "libserio (portable, SERIO_CODEC=portable)", "libserio", "portable", NULL, NULL },
     { "%.17g / strtod", "printf-17g", NULL, NULL, NULL },
 #ifdef HAVE_PEERS
@@ -1402,7 +1404,7 @@ print_instructions (const gboolean *set_chosen)
       "dragonbox::to_decimal<double>", "of which Dragonbox's to_decimal" },
 #endif
   };
-  const gsize reference = 2;
+  const gsize reference = 3;     /* %.17g / strtod; the peers come last */
 
   printf ("\nInstructions per value (callgrind, %d values, one thread)\n", CALLGRIND_N);
   if (valgrind == NULL)
@@ -1428,9 +1430,9 @@ print_instructions (const gboolean *set_chosen)
       peer_ratios[s].lib_write_ins = counts[0][0];
       peer_ratios[s].lib_read_ins = counts[0][1];
 #ifdef HAVE_PEERS
-      peer_ratios[s].peer_write_ins = counts[3][0];
-      peer_ratios[s].peer_read_ins = counts[3][1];
-      peer_ratios[s].to_decimal_ins = parts[3];
+      peer_ratios[s].peer_write_ins = counts[G_N_ELEMENTS (rows) - 1][0];
+      peer_ratios[s].peer_read_ins = counts[G_N_ELEMENTS (rows) - 1][1];
+      peer_ratios[s].to_decimal_ins = parts[G_N_ELEMENTS (rows) - 1];
 #endif
 
       printf ("  %-8s %-44s %10s %10s\n", data_sets[s].name, "", "write", "read");

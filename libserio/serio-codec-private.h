@@ -48,6 +48,30 @@ char    *_serio_codec_write_tokens   (char         *out,
                                       gsize         n_values,
                                       gboolean      leading_comma);
 
+/* The forms of the codec's kernels (see SERIO_CODEC in serio-codec.c),
+ * each giving the same bytes, values and errors. */
+typedef enum
+{
+  SERIO_CODEC_PATH_PORTABLE = 1,  /* SWAR, any CPU */
+  SERIO_CODEC_PATH_SSE2,          /* x86 built with SSE2 */
+  SERIO_CODEC_PATH_AVX2,          /* x86-64 CPUs with AVX2, BMI1 and BMI2 */
+} SerioCodecPath;
+
+/* The AVX2 form is built on x86-64 (serio-codec-avx2.c), and taken where
+ * the CPU has it. */
+#if defined(__x86_64__) && defined(__SSE2__) && defined(__GNUC__) && !defined(SERIO_CODEC_SCALAR)
+# define SERIO_CODEC_HAVE_AVX2 1
+#endif
+
+/* The form that the library takes, and its name ("portable", "sse2",
+ * "avx2"), for the benchmarks and tests to report. */
+SerioCodecPath _serio_codec_get_path       (void);
+const char    *_serio_codec_path_name      (SerioCodecPath path);
+/* Whether @path is built and this CPU can run it. */
+gboolean       _serio_codec_path_available (SerioCodecPath path);
+/* Whether the codec takes a SIMD form (SSE2 or AVX2). */
+gboolean       _serio_codec_uses_simd      (void);
+
 /* Seals (serio-v1-files.md §2) */
 
 #define SERIO_SEAL_SCHEME      1
@@ -147,11 +171,37 @@ gsize    _serio_codec_parse_tokens       (const char        **s_inout,
                                           gsize               max_tokens,
                                           gboolean           *ended,
                                           SerioCodecProblem  *problem);
+/* _serio_codec_parse_tokens() and _serio_codec_write_tokens() on a given
+ * form, which must be available (for the tests, which compare them). */
+gsize    _serio_codec_parse_tokens_on    (SerioCodecPath      path,
+                                          const char        **s_inout,
+                                          const char         *seg_end,
+                                          const char         *buf_end,
+                                          double             *values,
+                                          gsize               max_tokens,
+                                          gboolean           *ended,
+                                          SerioCodecProblem  *problem);
+char    *_serio_codec_write_tokens_on    (SerioCodecPath      path,
+                                          char               *out,
+                                          const double       *values,
+                                          gsize               n_values,
+                                          gboolean            leading_comma);
+#ifdef SERIO_CODEC_HAVE_AVX2
+/* The AVX2 forms (serio-codec-avx2.c), only for CPUs that have it. */
+gsize    _serio_codec_parse_tokens_avx2  (const char        **s_inout,
+                                          const char         *seg_end,
+                                          const char         *buf_end,
+                                          double             *values,
+                                          gsize               max_tokens,
+                                          gboolean           *ended,
+                                          SerioCodecProblem  *problem);
+char    *_serio_codec_write_tokens_avx2  (char               *out,
+                                          const double       *values,
+                                          gsize               n_values,
+                                          gboolean            leading_comma);
+#endif
 /* Parses the @len bytes at @token as one token; the byte at @token + @len
  * must be a comma or a line feed. */
-/* Whether the codec takes its SSE2 forms (see SERIO_CODEC in
- * serio-codec.c), for the benchmarks and tests to report. */
-gboolean _serio_codec_uses_simd          (void);
 gboolean _serio_codec_parse_long_token   (const char         *token,
                                           gsize               len,
                                           const char        **end,

@@ -15,16 +15,10 @@
 
 #include <string.h>
 
-/* SERIO_CODEC_SCALAR forces the portable path, so that tests cover it on
- * machines with SSE2 too. */
-#if defined(__SSE2__) && !defined(SERIO_CODEC_SCALAR)
-# define SERIO_CODEC_SSE2 1
-# include <emmintrin.h>
-#endif
-
 #include <glib/gi18n-lib.h>
 
 #include "serio-codec-private.h"
+#include "serio-codec-kernel.h"
 #include "serio-dtype-private.h"
 #include "serio-exponent-table.h"
 #include "serio-error.h"
@@ -33,77 +27,110 @@
 #include "serio-name-private.h"
 #include "serio-sniff-private.h"
 
-#define FRAC_BITS       52
-#define FRAC_MASK       ((G_GUINT64_CONSTANT (1) << FRAC_BITS) - 1)
-#define EXP_MASK        G_GUINT64_CONSTANT (0x7FF)
-#define SIGN_BIT        (G_GUINT64_CONSTANT (1) << 63)
-#define INF_BITS        G_GUINT64_CONSTANT (0x7FF0000000000000)
-#define TWO_POW_53      (G_GUINT64_CONSTANT (1) << 53)
-#define TWO_POW_62      (G_GUINT64_CONSTANT (1) << 62)
-
-/* Longest digit run whose value is tracked exactly: 19 digits always fit in
- * 64 bits, and every in-domain number has at most 19. */
-#define MAX_EXACT_DIGITS 19
-
-/* An ASCII digit, without the locale or a table. */
-#define IS_DIGIT(c) ((unsigned int) ((c) - '0') < 10)
 
 /* A token is shown in messages up to this many bytes. */
 #define MAX_SHOWN_TOKEN 40
 
-static const guint64 powers_of_ten[20] = {
-  G_GUINT64_CONSTANT (1),
-  G_GUINT64_CONSTANT (10),
-  G_GUINT64_CONSTANT (100),
-  G_GUINT64_CONSTANT (1000),
-  G_GUINT64_CONSTANT (10000),
-  G_GUINT64_CONSTANT (100000),
-  G_GUINT64_CONSTANT (1000000),
-  G_GUINT64_CONSTANT (10000000),
-  G_GUINT64_CONSTANT (100000000),
-  G_GUINT64_CONSTANT (1000000000),
-  G_GUINT64_CONSTANT (10000000000),
-  G_GUINT64_CONSTANT (100000000000),
-  G_GUINT64_CONSTANT (1000000000000),
-  G_GUINT64_CONSTANT (10000000000000),
-  G_GUINT64_CONSTANT (100000000000000),
-  G_GUINT64_CONSTANT (1000000000000000),
-  G_GUINT64_CONSTANT (10000000000000000),
-  G_GUINT64_CONSTANT (100000000000000000),
-  G_GUINT64_CONSTANT (1000000000000000000),
-  G_GUINT64_CONSTANT (10000000000000000000),
-};
 
-/* Whether the SSE2 forms run: where the library is built with them,
- * unless the environment variable SERIO_CODEC is "portable", which makes
- * the whole library take the portable forms (SWAR), so that every test
- * suite can run on both. Both give the same bytes, values and errors. */
+/* The forms of the codec, chosen once: AVX2 where the library is built
+ * with it (x86-64) and the CPU has AVX2, BMI1 and BMI2, else SSE2 where
+ * built (x86-64, and i686 with -msse2), else portable (SWAR). The
+ * environment variable SERIO_CODEC forces one: "portable", "sse2" or
+ * "avx2"; a form that this build or CPU lacks falls back to the best one
+ * below it ("avx2" on a CPU without it gives "sse2"), and any other value
+ * is ignored. Every form gives the same bytes, values and errors, so that
+ * every test suite can run on each of them. */
 static gboolean
-codec_simd_detect (void)
+cpu_has_avx2 (void)
 {
-#ifdef SERIO_CODEC_SSE2
-  const char *forced = g_getenv ("SERIO_CODEC");
-
-  return forced == NULL || strcmp (forced, "portable") != 0;
+#ifdef SERIO_CODEC_HAVE_AVX2
+  __builtin_cpu_init ();
+  return __builtin_cpu_supports ("avx2") && __builtin_cpu_supports ("bmi") &&
+         __builtin_cpu_supports ("bmi2");
 #else
   return FALSE;
 #endif
 }
 
-static inline gboolean
-codec_simd (void)
+gboolean
+_serio_codec_path_available (SerioCodecPath path)
 {
-  /* 0: not known yet, 1: portable, 2: SSE2 */
+  switch (path)
+    {
+    case SERIO_CODEC_PATH_PORTABLE:
+      return TRUE;
+    case SERIO_CODEC_PATH_SSE2:
+#ifdef SERIO_CODEC_SSE2
+      return TRUE;
+#else
+      return FALSE;
+#endif
+    case SERIO_CODEC_PATH_AVX2:
+      return cpu_has_avx2 ();
+    default:
+      return FALSE;
+    }
+}
+
+static SerioCodecPath
+codec_path_detect (void)
+{
+  const char *forced = g_getenv ("SERIO_CODEC");
+  SerioCodecPath path = SERIO_CODEC_PATH_AVX2;
+
+  if (g_strcmp0 (forced, "portable") == 0)
+    path = SERIO_CODEC_PATH_PORTABLE;
+  else if (g_strcmp0 (forced, "sse2") == 0)
+    path = SERIO_CODEC_PATH_SSE2;
+
+  while (!_serio_codec_path_available (path))
+    path--;
+
+  return path;
+}
+
+static inline SerioCodecPath
+codec_path (void)
+{
+  /* 0: not known yet */
   static gint state = 0;
   gint known = g_atomic_int_get (&state);
 
   if (G_UNLIKELY (known == 0))
     {
-      known = codec_simd_detect () ? 2 : 1;
+      known = (gint) codec_path_detect ();
       g_atomic_int_set (&state, known);
     }
 
-  return known == 2;
+  return (SerioCodecPath) known;
+}
+
+static inline gboolean
+codec_simd (void)
+{
+  return codec_path () != SERIO_CODEC_PATH_PORTABLE;
+}
+
+SerioCodecPath
+_serio_codec_get_path (void)
+{
+  return codec_path ();
+}
+
+const char *
+_serio_codec_path_name (SerioCodecPath path)
+{
+  switch (path)
+    {
+    case SERIO_CODEC_PATH_PORTABLE:
+      return "portable";
+    case SERIO_CODEC_PATH_SSE2:
+      return "sse2";
+    case SERIO_CODEC_PATH_AVX2:
+      return "avx2";
+    default:
+      return "unknown";
+    }
 }
 
 gboolean
@@ -112,339 +139,7 @@ _serio_codec_uses_simd (void)
   return codec_simd ();
 }
 
-static inline int
-bit_length (guint64 v)
-{
-  return v == 0 ? 0 : 64 - __builtin_clzll (v);
-}
 
-/* ------------------------------------------------------------------ */
-/* Writer                                                             */
-/* ------------------------------------------------------------------ */
-
-/* Eight decimal digits of @v (< 10^8), as the bytes of a little-endian
- * integer whose lowest byte is the most significant digit. The values are
- * 0..9, not yet ASCII. */
-static inline guint64
-digits8 (guint32 v)
-{
-  guint64 merged = (guint64) (v / 10000) | ((guint64) (v % 10000) << 32);
-  guint64 hundreds = ((merged * 10486) >> 20) & G_GUINT64_CONSTANT (0x0000007F0000007F);
-  guint64 pairs = hundreds | ((merged - 100 * hundreds) << 16);
-  guint64 tens = ((pairs * 103) >> 10) & G_GUINT64_CONSTANT (0x000F000F000F000F);
-
-  return tens | ((pairs - 10 * tens) << 8);
-}
-
-static inline void
-store8 (char    *out,
-        guint64  digits)
-{
-  guint64 ascii = GUINT64_TO_LE (digits + G_GUINT64_CONSTANT (0x3030303030303030));
-
-  memcpy (out, &ascii, sizeof ascii);
-}
-
-/* The number of decimal digits of @v (> 0), from its bit length and one
- * comparison, so that the position of the next token is known long before
- * the digits themselves are computed. */
-static inline int
-decimal_length_of (guint64 v,
-                   int     bits)
-{
-  static const guint8 digits_of_pow2[65] = {
-    0,  1,  1,  1,  1,  2,  2,  2,  3,  3,  3,  4,  4,  4,  4,  5,  5,
-    5,  6,  6,  6,  7,  7,  7,  7,  8,  8,  8,  9,  9,  9, 10, 10, 10,
-    10, 11, 11, 11, 12, 12, 12, 13, 13, 13, 13, 14, 14, 14, 15, 15, 15,
-    16, 16, 16, 16, 17, 17, 17, 18, 18, 18, 19, 19, 19, 19,
-  };
-  int guess = digits_of_pow2[bits];
-
-  return guess + (v >= powers_of_ten[guess]);
-}
-
-#ifdef SERIO_CODEC_SSE2
-/* Sixteen decimal digits of @high and @low (each < 10^8), in order, as
- * ASCII; the SSE2 form of digits8() for both halves at once: the four
- * groups of four digits (one multiply by 1/10^4), the eight pairs (one by
- * 1/100), then the digits of each pair (one by 1/10), all in place, so that
- * the lanes end up in the order of the text with no shuffle. */
-static inline __m128i
-digits16_sse2 (guint32 high,
-               guint32 low)
-{
-  /* x / 10^4 for x < 2^32 is the high part of x·0xd1b71759 >> 45 */
-  const __m128i div10000 = _mm_set1_epi32 ((int) 0xd1b71759);
-  const __m128i ten_thousand = _mm_set1_epi32 (10000);
-  /* opaque to the compiler, which would otherwise turn the two multiplies
-   * by a constant into chains of shifts and adds, 4-6 instructions each */
-  __m128i hundred = _mm_set1_epi16 (100);
-  __m128i ten_and_ascii = _mm_set1_epi16 (10 * 256 - 1);
-#ifdef __GNUC__
-  __asm__ ("" : "+x" (hundred), "+x" (ten_and_ascii));
-#endif
-  /* 64-bit lanes [high, low] */
-  __m128i v = _mm_set_epi32 (0, (int) low, 0, (int) high);
-  __m128i quads_high = _mm_srli_epi64 (_mm_mul_epu32 (v, div10000), 45);
-  __m128i quads_low = _mm_sub_epi32 (v, _mm_mul_epu32 (quads_high, ten_thousand));
-  /* 32-bit lanes: the four groups of four digits, each < 10^4 */
-  __m128i quads = _mm_or_si128 (quads_high, _mm_slli_epi64 (quads_low, 32));
-  /* x / 100 for x < 10^4 is x·5243 >> 19 */
-  __m128i pairs_high = _mm_srli_epi16 (_mm_mulhi_epu16 (quads, _mm_set1_epi16 (5243)), 3);
-  __m128i pairs_low = _mm_sub_epi16 (quads, _mm_mullo_epi16 (pairs_high, hundred));
-  /* 16-bit lanes: the eight pairs of digits, each < 100 */
-  __m128i pairs = _mm_or_si128 (pairs_high, _mm_slli_epi32 (pairs_low, 16));
-  /* x / 10 for x < 100 is x·6554 >> 16 */
-  __m128i tens = _mm_mulhi_epu16 (pairs, _mm_set1_epi16 (6554));
-
-  /* each lane '0' + tens, then '0' + ones (x - 10·tens) in the byte above:
-   * 256·x - 2559·tens + 0x3030, one multiply, no mask */
-  return _mm_sub_epi16 (_mm_add_epi16 (_mm_slli_epi16 (pairs, 8), _mm_set1_epi16 (0x3030)),
-                        _mm_mullo_epi16 (tens, ten_and_ascii));
-}
-#endif
-
-/* Writes @v (> 0), of @bits bits, in decimal; may store up to 7 bytes
- * past the result. */
-G_ALWAYS_INLINE static inline char *
-write_u64 (char     *out,
-           guint64   v,
-           int       bits,
-           gboolean  simd)
-{
-  int n = decimal_length_of (v, bits);
-
-#ifdef SERIO_CODEC_SSE2
-  /* 16 digits, the most common length of a significand: one test, one
-   * store */
-  if (simd && n == 16)
-    {
-      guint64 high = v / 100000000;
-
-      _mm_storeu_si128 ((__m128i *) (void *) out,
-                        digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000)));
-      return out + 16;
-    }
-#endif
-
-  if (n <= 8)
-    {
-      store8 (out, digits8 ((guint32) v) >> (8 * (8 - n)));
-    }
-  else if (n <= 16)
-    {
-      guint64 high = v / 100000000;
-#ifdef SERIO_CODEC_SSE2
-      if (simd)
-        {
-          __m128i digits = digits16_sse2 ((guint32) high, (guint32) (v - high * 100000000));
-          guint64 first, second;
-#ifndef __x86_64__
-          guint64 halves[2];
-#endif
-
-#ifdef __x86_64__
-          first = (guint64) _mm_cvtsi128_si64 (digits);
-          second = (guint64) _mm_cvtsi128_si64 (_mm_unpackhi_epi64 (digits, digits));
-#else
-          /* i686 with -msse2 has no 64-bit move out of an SSE register. */
-          _mm_storeu_si128 ((__m128i *) (void *) halves, digits);
-          first = halves[0];
-          second = halves[1];
-#endif
-
-          first >>= 8 * (16 - n);
-          memcpy (out, &first, 8);
-          memcpy (out + n - 8, &second, 8);
-          return out + n;
-        }
-#endif
-      store8 (out, digits8 ((guint32) high) >> (8 * (16 - n)));
-      store8 (out + n - 8, digits8 ((guint32) (v - high * 100000000)));
-    }
-  else
-    {
-      guint64 high = v / G_GUINT64_CONSTANT (10000000000000000);
-      guint64 low16 = v - high * G_GUINT64_CONSTANT (10000000000000000);
-      guint64 mid = low16 / 100000000;
-
-      store8 (out, digits8 ((guint32) high) >> (8 * (24 - n)));
-      store8 (out + n - 16, digits8 ((guint32) mid));
-      store8 (out + n - 8, digits8 ((guint32) (low16 - mid * 100000000)));
-    }
-
-  return out + n;
-}
-
-/* Writes @v in decimal, "0" included. */
-static inline char *
-write_count (char    *out,
-             guint64  v)
-{
-  if (v == 0)
-    {
-      *out = '0';
-      return out + 1;
-    }
-
-  return write_u64 (out, v, bit_length (v), FALSE);
-}
-
-/* Writes "p" and the exponent, 0 < |e| ≤ 1074, from a table: no branch on
- * the number of digits, no arithmetic. Stores 8 bytes. */
-static inline char *
-write_exponent_at (char  *out,
-                   gsize  index)
-{
-  guint64 word = exponent_words[index];
-  guint64 text = GUINT64_TO_LE (word);
-
-  memcpy (out, &text, 8);
-  return out + (word >> 56);
-}
-
-static inline char *
-write_exponent (char *out,
-                int   e)
-{
-  return write_exponent_at (out, (gsize) (e - SERIO_MIN_EXPONENT));
-}
-
-/* Writes the canonical token of @value at @out, which must have room for
- * SERIO_CODEC_TOKEN_MAX + SERIO_CODEC_WRITE_SLACK bytes; returns its end.
- * Any value; write_token() takes the normal ones itself. */
-G_NO_INLINE static char *
-write_token_general (char     *out,
-                     guint64   bits,
-                     gboolean  simd)
-{
-  guint64 frac = bits & FRAC_MASK;
-  guint64 biased = (bits >> FRAC_BITS) & EXP_MASK;
-  guint64 m;
-  int e, shift;
-
-  if (G_UNLIKELY (biased == EXP_MASK))
-    {
-      if (frac != 0)
-        {
-          memcpy (out, "nan", 3);
-          return out + 3;
-        }
-      *out = '-';
-      out += bits >> 63;
-      memcpy (out, "inf", 3);
-      return out + 3;
-    }
-
-  *out = '-';
-  out += bits >> 63;
-
-  if (G_LIKELY (biased != 0))
-    {
-      m = frac | (G_GUINT64_CONSTANT (1) << FRAC_BITS);
-      e = (int) biased - 1075;
-    }
-  else if (frac != 0)
-    {
-      m = frac;
-      e = -1074;
-    }
-  else
-    {
-      *out = '0';
-      return out + 1;
-    }
-
-  shift = __builtin_ctzll (m);
-  m >>= shift;
-  e += shift;
-
-  /* Integers below 2^62 are written as plain digits: 0 ≤ e ≤ 62 - bits,
-   * one comparison that random data does not mispredict. */
-  if ((unsigned int) e <= (unsigned int) (62 - bit_length (m)))
-    return write_u64 (out, m << e, bit_length (m) + e, simd);
-
-  out = write_u64 (out, m, bit_length (m), simd);
-  return write_exponent (out, e);
-}
-
-/* As write_token_general(), in line for the normal numbers (a biased
- * exponent of 1 to 2046, one comparison). The significand is taken with
- * its leading 1 at bit 63, so that the count of its trailing zeros gives
- * both its length and the index of the exponent's text, with no count of
- * its bits and no sign extension. With @comma, a comma first, stored
- * with the sign in one go. */
-G_ALWAYS_INLINE static inline char *
-write_token_after (char     *out,
-                   double    value,
-                   gboolean  comma,
-                   gboolean  simd)
-{
-  guint64 bits = _serio_bits_of (value);
-  guint64 biased = (bits >> FRAC_BITS) & EXP_MASK;
-  guint64 left, m, zeros;
-  gsize index;
-  int e;
-
-  if (G_UNLIKELY (biased - 1 >= EXP_MASK - 1))
-    {
-      if (comma)
-        *out++ = ',';
-      return write_token_general (out, bits, simd);
-    }
-
-  if (comma)
-    {
-      memcpy (out, ",-", 2);
-      out += 1 + (bits >> 63);
-    }
-  else
-    {
-      *out = '-';
-      out += bits >> 63;
-    }
-
-  /* 1, the 52 bits of the fraction, 11 zeros */
-  left = (bits << 11) | SIGN_BIT;
-  zeros = (guint) __builtin_ctzll (left);
-  m = left >> zeros;
-  /* e = biased - 1075 + (zeros - 11), and e - SERIO_MIN_EXPONENT */
-  index = biased + zeros - 12;
-  e = (int) index + SERIO_MIN_EXPONENT;
-
-  if ((unsigned int) e <= (unsigned int) zeros - 2)
-    return write_u64 (out, m << e, (int) (64 - zeros) + e, simd);
-
-  /* 2^50 > 10^15 and 2^53 < 10^16: 16 digits with no count, the case of
-   * seven significands in eight (a length of 51 bits or more) */
-  if (zeros <= 13)
-    {
-      guint64 high = m / 100000000;
-
-#ifdef SERIO_CODEC_SSE2
-      if (simd)
-        _mm_storeu_si128 ((__m128i *) (void *) out,
-                          digits16_sse2 ((guint32) high, (guint32) (m - high * 100000000)));
-      else
-#endif
-        {
-          store8 (out, digits8 ((guint32) high));
-          store8 (out + 8, digits8 ((guint32) (m - high * 100000000)));
-        }
-      return write_exponent_at (out + 16, index);
-    }
-
-  out = write_u64 (out, m, (int) (64 - zeros), simd);
-  return write_exponent_at (out, index);
-}
-
-G_ALWAYS_INLINE static inline char *
-write_token (char     *out,
-             double    value,
-             gboolean  simd)
-{
-  return write_token_after (out, value, FALSE, simd);
-}
 
 char *
 _serio_codec_write_token (char   *out,
@@ -488,35 +183,48 @@ _serio_codec_write_header (char       *out,
   return out;
 }
 
-/* Writes the tokens of @values separated by commas, with a comma before the
- * first one if @leading_comma; @out must have (SERIO_CODEC_TOKEN_MAX + 1)
- * bytes per value plus SERIO_CODEC_WRITE_SLACK. */
-G_ALWAYS_INLINE static inline char *
-write_tokens (char         *out,
-              const double *values,
-              gsize         n_values,
-              gboolean      leading_comma,
-              gboolean      simd)
+
+/* Each form's loop in a function of its own, as the AVX2 one is. */
+#ifdef SERIO_CODEC_SSE2
+G_NO_INLINE static char *
+write_tokens_sse2 (char         *out,
+                   const double *values,
+                   gsize         n_values,
+                   gboolean      leading_comma)
 {
-  gsize i = 0;
+  return write_tokens (out, values, n_values, leading_comma, TRUE);
+}
+#endif
 
-  if (n_values == 0)
-    return out;
+G_NO_INLINE static char *
+write_tokens_portable (char         *out,
+                       const double *values,
+                       gsize         n_values,
+                       gboolean      leading_comma)
+{
+  return write_tokens (out, values, n_values, leading_comma, FALSE);
+}
 
-  if (!leading_comma)
-    out = write_token (out, values[i++], simd);
-  /* four a turn: a quarter of the loop's own instructions */
-  for (; i + 4 <= n_values; i += 4)
+char *
+_serio_codec_write_tokens_on (SerioCodecPath  path,
+                              char           *out,
+                              const double   *values,
+                              gsize           n_values,
+                              gboolean        leading_comma)
+{
+  switch (path)
     {
-      out = write_token_after (out, values[i], TRUE, simd);
-      out = write_token_after (out, values[i + 1], TRUE, simd);
-      out = write_token_after (out, values[i + 2], TRUE, simd);
-      out = write_token_after (out, values[i + 3], TRUE, simd);
+#ifdef SERIO_CODEC_HAVE_AVX2
+    case SERIO_CODEC_PATH_AVX2:
+      return _serio_codec_write_tokens_avx2 (out, values, n_values, leading_comma);
+#endif
+#ifdef SERIO_CODEC_SSE2
+    case SERIO_CODEC_PATH_SSE2:
+      return write_tokens_sse2 (out, values, n_values, leading_comma);
+#endif
+    default:
+      return write_tokens_portable (out, values, n_values, leading_comma);
     }
-  for (; i < n_values; i++)
-    out = write_token_after (out, values[i], TRUE, simd);
-
-  return out;
 }
 
 char *
@@ -525,10 +233,7 @@ _serio_codec_write_tokens (char         *out,
                            gsize         n_values,
                            gboolean      leading_comma)
 {
-  if (codec_simd ())
-    return write_tokens (out, values, n_values, leading_comma, TRUE);
-
-  return write_tokens (out, values, n_values, leading_comma, FALSE);
+  return _serio_codec_write_tokens_on (codec_path (), out, values, n_values, leading_comma);
 }
 
 /* Writes one record; @out must have _serio_codec_record_bound() bytes. */
@@ -566,435 +271,6 @@ _serio_seal_write_close (char    *out,
   return out;
 }
 
-/* ------------------------------------------------------------------ */
-/* Reader                                                             */
-/* ------------------------------------------------------------------ */
-
-typedef SerioCodecProblem Problem;
-
-static inline guint64
-load_le64 (const char *p)
-{
-  guint64 v;
-
-  memcpy (&v, p, sizeof v);
-  return GUINT64_FROM_LE (v);
-}
-
-/* The number of leading ASCII digits in the 8 bytes of @chunk (0..8). */
-static inline int
-leading_digits (guint64 chunk)
-{
-  const guint64 high = G_GUINT64_CONSTANT (0x8080808080808080);
-  guint64 low7 = chunk & ~high;
-  guint64 at_least_0 = (low7 + G_GUINT64_CONSTANT (0x5050505050505050)) & high;
-  guint64 above_9 = (low7 + G_GUINT64_CONSTANT (0x4646464646464646)) & high;
-  guint64 not_digit = (~at_least_0 | above_9 | chunk) & high;
-
-  return not_digit == 0 ? 8 : __builtin_ctzll (not_digit) / 8;
-}
-
-/* The value of the first @n (1..8) digits of @chunk. */
-static inline guint64
-parse_digits8 (guint64 chunk,
-               int     n)
-{
-  const guint64 pair_mask = G_GUINT64_CONSTANT (0x000000FF000000FF);
-  /* The digits' values, shifted so that missing leading digits are 0. */
-  guint64 v = (chunk & G_GUINT64_CONSTANT (0x0F0F0F0F0F0F0F0F)) << (8 * (8 - n));
-
-  /* Digits to pairs (0..99), then pairs to one number, as 100·a + b and
-   * 10^6·c + 10^4·d in the two 32-bit halves (D. Lemire's fast_float). */
-  v = (v * 10) + (v >> 8);
-  v = (((v & pair_mask) * G_GUINT64_CONSTANT (0x000F424000000064)) +
-       (((v >> 16) & pair_mask) * G_GUINT64_CONSTANT (0x0000271000000001))) >> 32;
-
-  return v & 0xFFFFFFFF;
-}
-
-/* Scans the run of digits at @s. Stores its value in @value when it has at
- * most MAX_EXACT_DIGITS digits, and its length in @n_digits. The run ends
- * before @line_end, whose byte is never a digit, so the byte-wise tail
- * needs no bound; 8-byte loads stay below @buf_end. */
-G_ALWAYS_INLINE static inline const char *
-scan_digits (const char  *s,
-             const char  *buf_end,
-             guint64     *value,
-             gsize       *n_digits)
-{
-  const char *start = s;
-  guint64 v = 0;
-
-  while (s + 8 <= buf_end)
-    {
-      int n = leading_digits (load_le64 (s));
-
-      if (n == 0)
-        goto done;
-      if ((gsize) (s - start) + n <= MAX_EXACT_DIGITS)
-        v = v * powers_of_ten[n] + parse_digits8 (load_le64 (s), n);
-      s += n;
-      if (n < 8)
-        goto done;
-    }
-
-  while (IS_DIGIT (*s))
-    {
-      if ((gsize) (s - start) < MAX_EXACT_DIGITS)
-        v = v * 10 + (guint64) (*s - '0');
-      s++;
-    }
-
-done:
-  *n_digits = (gsize) (s - start);
-  *value = v;
-  return s;
-}
-
-/* scan_digits() for an exponent, whose first digit is known: in-range
- * exponents have at most 4 digits, read here without a loop. */
-static inline const char *
-scan_exponent (const char  *s,
-               const char  *buf_end,
-               guint64     *value,
-               gsize       *n_digits)
-{
-  guint64 v = (guint64) (s[0] - '0');
-
-  if (IS_DIGIT (s[1]))
-    {
-      v = v * 10 + (guint64) (s[1] - '0');
-      if (IS_DIGIT (s[2]))
-        {
-          v = v * 10 + (guint64) (s[2] - '0');
-          if (IS_DIGIT (s[3]))
-            {
-              if (G_UNLIKELY (IS_DIGIT (s[4])))
-                return scan_digits (s, buf_end, value, n_digits);
-              *value = v * 10 + (guint64) (s[3] - '0');
-              *n_digits = 4;
-              return s + 4;
-            }
-          *value = v;
-          *n_digits = 3;
-          return s + 3;
-        }
-      *value = v;
-      *n_digits = 2;
-      return s + 2;
-    }
-
-  *value = v;
-  *n_digits = 1;
-  return s + 1;
-}
-
-/* The bits of m·2^e, for odd m of @len bits that passed the domain check. */
-static inline guint64
-assemble (guint64 m,
-          int     len,
-          int     e)
-{
-  int top = e + len - 1;
-
-  if (top >= -1022)
-    return ((guint64) (top + 1023) << FRAC_BITS) | ((m << (53 - len)) & FRAC_MASK);
-
-  return m << (e + 1074);
-}
-
-#ifdef SERIO_CODEC_SSE2
-/* Bit i set when byte i of the 32 at @s is an ASCII digit; the first 16
- * bytes minus '0' in @low16. */
-static inline guint64
-digit_mask32 (const char *s,
-              __m128i    *low16)
-{
-  const __m128i nine = _mm_set1_epi8 (9);
-  const __m128i zero_char = _mm_set1_epi8 ('0');
-  __m128i a = _mm_sub_epi8 (_mm_loadu_si128 ((const __m128i *) (const void *) s), zero_char);
-  __m128i b = _mm_sub_epi8 (_mm_loadu_si128 ((const __m128i *) (const void *) (s + 16)), zero_char);
-  guint32 low = (guint32) _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_min_epu8 (a, nine), a));
-  guint32 high = (guint32) _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_min_epu8 (b, nine), b));
-
-  *low16 = a;
-  return (guint64) low | ((guint64) high << 16);
-}
-
-/* The value of 16 digits (0..9 in each byte, the first the most
- * significant): pairs, then groups of four, then of eight, with SSE2's
- * multiply-adds (after W. Muła and D. Lemire). */
-static inline guint64
-parse_digits16_sse2 (__m128i digits)
-{
-  __m128i even = _mm_and_si128 (digits, _mm_set1_epi16 (0x00FF));
-  __m128i odd = _mm_srli_epi16 (digits, 8);
-  __m128i pairs = _mm_add_epi16 (_mm_mullo_epi16 (even, _mm_set1_epi16 (10)), odd);
-  __m128i fours = _mm_madd_epi16 (pairs, _mm_set1_epi32 (0x00010064));          /* 100·a + b */
-  __m128i fours16 = _mm_packs_epi32 (fours, fours);
-  __m128i eights = _mm_madd_epi16 (fours16, _mm_set1_epi32 (0x00012710));       /* 10^4·a + b */
-  guint32 high = (guint32) _mm_cvtsi128_si32 (eights);
-  guint32 low = (guint32) _mm_cvtsi128_si32 (_mm_srli_si128 (eights, 4));
-
-  return (guint64) high * 100000000 + low;
-}
-#endif
-
-/* The value of the first @n (1..4) digits of the 4 bytes at @p. */
-static inline guint64
-parse_digits4 (const char *p,
-               int         n)
-{
-  guint32 chunk;
-  guint64 v;
-
-  memcpy (&chunk, p, sizeof chunk);
-  v = (GUINT32_FROM_LE (chunk) & 0x0F0F0F0F) << (8 * (4 - n));
-  v = (v * 10 + (v >> 8)) & 0x00FF00FF;                   /* two pairs */
-
-  return ((v * 0x00640001) >> 16) & 0xFFFF;               /* 100·a + b */
-}
-
-/* The common tokens, straight through: a significand of at most 16 digits,
- * plain or with an exponent of at most 4 digits, all checks passed, after
- * the sign at @s, which has 32 readable bytes. Returns the end of the token
- * and its bits, or %NULL for parse_token_general() to take the token again,
- * from its start, and give its value or the exact error. */
-G_ALWAYS_INLINE static inline const char *
-parse_token_fast (const char *s,
-                  const char *line_end,
-                  guint64     sign,
-                  guint64    *bits,
-                  gboolean    simd)
-{
-  const char *t;
-  guint64 v, e_abs;
-  int nd, q, ne, len, e;
-  gboolean e_negative;
-#ifdef SERIO_CODEC_SSE2
-  __m128i low16 = _mm_setzero_si128 ();
-  guint64 digits = simd ? digit_mask32 (s, &low16) : 0;
-
-  if (simd)
-    nd = __builtin_ctzll (~digits);
-  else
-#endif
-    {
-      nd = leading_digits (load_le64 (s));
-      if (nd == 8)
-        {
-          nd += leading_digits (load_le64 (s + 8));
-          if (nd == 16 && IS_DIGIT (s[16]))
-            return NULL;
-        }
-    }
-
-  if (G_UNLIKELY (nd == 0 || nd > 16))
-    return NULL;
-  if (G_UNLIKELY (*s == '0'))
-    {
-      if (nd == 1 && (s + 1 == line_end || s[1] == ','))
-        {
-          *bits = sign;
-          return s + 1;
-        }
-      return NULL;
-    }
-
-#ifdef SERIO_CODEC_SSE2
-  if (simd && nd == 16)
-    v = parse_digits16_sse2 (low16);
-  else
-#endif
-  if (nd <= 8)
-    v = parse_digits8 (load_le64 (s), nd);
-  else
-    v = parse_digits8 (load_le64 (s), nd - 8) * 100000000 + parse_digits8 (load_le64 (s + nd - 8), 8);
-
-  t = s + nd;
-  if (t == line_end || *t == ',')
-    {
-      /* below 10^16: plain digits are below 2^62 */
-      int tz = __builtin_ctzll (v);
-
-      len = bit_length (v) - tz;
-      if (G_UNLIKELY (len > 53))
-        return NULL;
-      *bits = sign | assemble (v >> tz, len, tz);
-      return t;
-    }
-
-  if (G_UNLIKELY (*t != 'p'))
-    return NULL;
-  q = nd + 1;
-  e_negative = s[q] == '-';
-  q += e_negative;
-  if (G_UNLIKELY (s[q] < '1' || s[q] > '9'))
-    return NULL;
-#ifdef SERIO_CODEC_SSE2
-  if (simd)
-    ne = __builtin_ctzll (~(digits >> q));
-  else
-#endif
-    ne = leading_digits (load_le64 (s + q));
-  if (G_UNLIKELY (ne > 4))
-    return NULL;
-  e_abs = parse_digits4 (s + q, ne);
-  t = s + q + ne;
-  if (G_UNLIKELY ((t != line_end && *t != ',') || (v & 1) == 0 || v >= TWO_POW_53))
-    return NULL;
-
-  e = e_negative ? -(int) e_abs : (int) e_abs;
-  len = bit_length (v);
-  if (G_UNLIKELY (e < -1074 || e + len - 1 > 1023 || (e > 0 && e + len <= 62)))
-    return NULL;
-
-  *bits = sign | assemble (v, len, e);
-  return t;
-}
-
-#define PROBLEM(c, r) G_STMT_START { problem->code = (c); problem->reason = (r); return NULL; } G_STMT_END
-
-/* Parses the token at @s, which ends at a comma or at @line_end. Returns the
- * end of the token and its bits in @bits, or %NULL with @problem set. */
-static const char *
-parse_token_general (const char *s,
-             const char *line_end,
-             const char *buf_end,
-             guint64    *bits,
-             Problem    *problem)
-{
-  guint64 sign = 0;
-  guint64 v;
-  gsize n_digits;
-
-  if (*s == '-')
-    {
-      sign = SIGN_BIT;
-      s++;
-    }
-
-  if (G_LIKELY (*s >= '1' && *s <= '9'))
-    {
-      s = scan_digits (s, buf_end, &v, &n_digits);
-
-      if (*s == 'p')
-        {
-          gboolean odd = (s[-1] - '0') & 1;
-          gboolean e_negative = FALSE;
-          guint64 e_abs;
-          gsize e_digits;
-          int len, e;
-
-          s++;
-          if (*s == '-')
-            {
-              e_negative = TRUE;
-              s++;
-            }
-          if (G_UNLIKELY (*s < '1' || *s > '9'))
-            PROBLEM (SERIO_ERROR_SYNTAX,
-                     N_("the exponent must be a nonzero decimal integer without sign or leading zero"));
-          s = scan_exponent (s, buf_end, &e_abs, &e_digits);
-
-          if (G_UNLIKELY (s != line_end && *s != ','))
-            PROBLEM (SERIO_ERROR_SYNTAX, N_("unexpected character in a value"));
-          if (G_UNLIKELY (!odd))
-            PROBLEM (SERIO_ERROR_SYNTAX, N_("the significand of a “p” value must be odd"));
-          if (G_UNLIKELY (n_digits > 16 || v >= TWO_POW_53))
-            PROBLEM (SERIO_ERROR_DOMAIN, N_("the significand is not below 2^53"));
-          if (G_UNLIKELY (e_digits > 4))
-            PROBLEM (SERIO_ERROR_DOMAIN, N_("the value is out of the range of a 64-bit float"));
-
-          e = e_negative ? -(int) e_abs : (int) e_abs;
-          len = bit_length (v);
-          if (G_UNLIKELY (e < -1074 || e + len - 1 > 1023))
-            PROBLEM (SERIO_ERROR_DOMAIN, N_("the value is out of the range of a 64-bit float"));
-          if (G_UNLIKELY (e > 0 && e + len <= 62))
-            PROBLEM (SERIO_ERROR_SYNTAX, N_("an integer below 2^62 must be written as plain digits"));
-
-          *bits = sign | assemble (v, len, e);
-          return s;
-        }
-
-      if (G_UNLIKELY (s != line_end && *s != ','))
-        PROBLEM (SERIO_ERROR_SYNTAX, N_("unexpected character in a value"));
-      if (G_UNLIKELY (n_digits > MAX_EXACT_DIGITS || v >= TWO_POW_62))
-        PROBLEM (SERIO_ERROR_DOMAIN, N_("an integer in plain digits must be below 2^62"));
-
-      {
-        int tz = __builtin_ctzll (v);
-        int len = bit_length (v) - tz;
-
-        if (G_UNLIKELY (len > 53))
-          PROBLEM (SERIO_ERROR_DOMAIN, N_("the integer cannot be held exactly by a 64-bit float"));
-        *bits = sign | assemble (v >> tz, len, tz);
-      }
-      return s;
-    }
-
-  switch (*s)
-    {
-    case '0':
-      s++;
-      if (G_UNLIKELY (s != line_end && *s != ','))
-        PROBLEM (SERIO_ERROR_SYNTAX, N_("a number must not start with a leading zero"));
-      *bits = sign;
-      return s;
-
-    case 'i':
-      if (s[1] == 'n' && s[2] == 'f' && (s + 3 == line_end || s[3] == ','))
-        {
-          *bits = sign | INF_BITS;
-          return s + 3;
-        }
-      break;
-
-    case 'n':
-      if (sign == 0 && s[1] == 'a' && s[2] == 'n' && (s + 3 == line_end || s[3] == ','))
-        {
-          *bits = SERIO_CANONICAL_NAN_BITS;
-          return s + 3;
-        }
-      break;
-
-    case ',':
-      if (sign == 0)
-        PROBLEM (SERIO_ERROR_SYNTAX, N_("the value is empty"));
-      break;
-
-    default:
-      if (s == line_end && sign == 0)
-        PROBLEM (SERIO_ERROR_SYNTAX, N_("the value is empty"));
-      break;
-    }
-
-  PROBLEM (SERIO_ERROR_SYNTAX, N_("not a valid value"));
-}
-
-#undef PROBLEM
-
-/* parse_token_general() with the common tokens first. */
-G_ALWAYS_INLINE static inline const char *
-parse_token (const char *s,
-             const char *line_end,
-             const char *buf_end,
-             guint64    *bits,
-             Problem    *problem,
-             gboolean    simd)
-{
-  gboolean negative = *s == '-';
-
-  if (G_LIKELY (buf_end - s >= 33))
-    {
-      const char *end = parse_token_fast (s + negative, line_end, (guint64) negative << 63, bits, simd);
-
-      if (G_LIKELY (end != NULL))
-        return end;
-    }
-
-  return parse_token_general (s, line_end, buf_end, bits, problem);
-}
 
 /* A short, printable, valid UTF-8 rendering of untrusted bytes for
  * messages: control characters and invalid bytes become \xNN escapes and
@@ -1460,43 +736,56 @@ bad_count:
   }
 }
 
-G_ALWAYS_INLINE static inline gsize
-parse_tokens (const char         **s_inout,
-              const char          *seg_end,
-              const char          *buf_end,
-              double              *values,
-              gsize                max_tokens,
-              gboolean            *ended,
-              SerioCodecProblem   *problem,
-              gboolean             simd)
+
+#ifdef SERIO_CODEC_SSE2
+G_NO_INLINE static gsize
+parse_tokens_sse2 (const char         **s_inout,
+                   const char          *seg_end,
+                   const char          *buf_end,
+                   double              *values,
+                   gsize                max_tokens,
+                   gboolean            *ended,
+                   SerioCodecProblem   *problem)
 {
-  const char *s = *s_inout;
-  gsize n = 0;
+  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, TRUE);
+}
+#endif
 
-  *ended = FALSE;
-  problem->reason = NULL;
+G_NO_INLINE static gsize
+parse_tokens_portable (const char         **s_inout,
+                       const char          *seg_end,
+                       const char          *buf_end,
+                       double              *values,
+                       gsize                max_tokens,
+                       gboolean            *ended,
+                       SerioCodecProblem   *problem)
+{
+  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, FALSE);
+}
 
-  while (n < max_tokens)
+gsize
+_serio_codec_parse_tokens_on (SerioCodecPath       path,
+                              const char         **s_inout,
+                              const char          *seg_end,
+                              const char          *buf_end,
+                              double              *values,
+                              gsize                max_tokens,
+                              gboolean            *ended,
+                              SerioCodecProblem   *problem)
+{
+  switch (path)
     {
-      guint64 bits;
-      const char *next = parse_token (s, seg_end, buf_end, &bits, problem, simd);
-
-      if (G_UNLIKELY (next == NULL))
-        break;
-      if (values != NULL)
-        memcpy (values + n, &bits, sizeof bits);
-      n++;
-      if (next == seg_end)
-        {
-          s = next;
-          *ended = TRUE;
-          break;
-        }
-      s = next + 1;
+#ifdef SERIO_CODEC_HAVE_AVX2
+    case SERIO_CODEC_PATH_AVX2:
+      return _serio_codec_parse_tokens_avx2 (s_inout, seg_end, buf_end, values, max_tokens, ended, problem);
+#endif
+#ifdef SERIO_CODEC_SSE2
+    case SERIO_CODEC_PATH_SSE2:
+      return parse_tokens_sse2 (s_inout, seg_end, buf_end, values, max_tokens, ended, problem);
+#endif
+    default:
+      return parse_tokens_portable (s_inout, seg_end, buf_end, values, max_tokens, ended, problem);
     }
-
-  *s_inout = s;
-  return n;
 }
 
 gsize
@@ -1508,10 +797,8 @@ _serio_codec_parse_tokens (const char         **s_inout,
                            gboolean            *ended,
                            SerioCodecProblem   *problem)
 {
-  if (codec_simd ())
-    return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, TRUE);
-
-  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, FALSE);
+  return _serio_codec_parse_tokens_on (codec_path (), s_inout, seg_end, buf_end, values,
+                                       max_tokens, ended, problem);
 }
 
 gboolean

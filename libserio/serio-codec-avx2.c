@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* serio-codec-avx2.c: the codec's kernels for CPUs with AVX2
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * serio-codec-kernel.h again, compiled for AVX2, BMI1 and BMI2, which
+ * serio-codec.c calls only when __builtin_cpu_supports() finds all three:
+ * the same code as the SSE2 form, with VEX and BMI encodings and the
+ * helpers that SERIO_CODEC_AVX2 selects (digit masks 32 bytes at a time,
+ * SSSE3 multiply-adds for the digits). Same bytes, values and errors.
+ */
+
+#include "config.h"
+
+#include "serio-codec-private.h"
+
+#ifdef SERIO_CODEC_HAVE_AVX2
+
+#include <string.h>
+
+#include <glib.h>
+#include <glib/gi18n-lib.h>
+#include <immintrin.h>
+
+#include "serio-dtype-private.h"
+#include "serio-exponent-table.h"
+#include "serio-error.h"
+
+/* Everything below, the kernels included, for AVX2 CPUs only. */
+#ifdef __clang__
+# pragma clang attribute push (__attribute__ ((target ("avx2,bmi,bmi2"))), apply_to = function)
+#else
+# pragma GCC push_options
+# pragma GCC target ("avx2,bmi,bmi2")
+#endif
+
+#define SERIO_CODEC_AVX2 1
+#include "serio-codec-kernel.h"
+
+gsize
+_serio_codec_parse_tokens_avx2 (const char         **s_inout,
+                                const char          *seg_end,
+                                const char          *buf_end,
+                                double              *values,
+                                gsize                max_tokens,
+                                gboolean            *ended,
+                                SerioCodecProblem   *problem)
+{
+  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, TRUE);
+}
+
+char *
+_serio_codec_write_tokens_avx2 (char         *out,
+                                const double *values,
+                                gsize         n_values,
+                                gboolean      leading_comma)
+{
+  return write_tokens (out, values, n_values, leading_comma, TRUE);
+}
+
+#ifdef __clang__
+# pragma clang attribute pop
+#else
+# pragma GCC pop_options
+#endif
+
+#else /* !SERIO_CODEC_HAVE_AVX2 */
+
+/* Nothing to build here: ISO C wants a declaration in every unit. */
+typedef int SerioCodecNoAvx2;
+
+#endif
