@@ -1005,8 +1005,9 @@ test_read_fast_path (void)
     }
 }
 
-/* SERIO_CODEC=portable takes the portable forms; without it, a library
- * built with SSE2 takes those. */
+/* SERIO_CODEC=portable takes the portable forms; otherwise a library
+ * built with SSE2 takes a SIMD form (SSE2, or AVX2 where the CPU has it:
+ * test-codec-paths.c checks which). */
 static void
 test_codec_path (void)
 {
