@@ -62,12 +62,13 @@ read_long_array (SerioReader   *reader,
   double *grown;
   gsize room, got = 0;
 
-  if (n_values > G_MAXSIZE / sizeof (double))
-    room = FIRST_ROOM;
-  else if (size_bound > 0 && n_values <= size_bound / 2 + 1)
-    room = n_values;      /* n values take at least 2n - 1 bytes of text */
+  /* n values take at least 2n - 1 bytes of text: a text of known size
+   * bounds the room, whatever its count says (a hostile count in a short
+   * text costs no more than the text could hold). */
+  if (size_bound > 0)
+    room = (gsize) MIN (MIN (n_values, size_bound / 2 + 1), (guint64) (G_MAXSIZE / sizeof (double)));
   else
-    room = MIN (n_values, FIRST_ROOM);
+    room = (gsize) MIN (n_values, FIRST_ROOM);
 
   /* A count the file can hold may still be more than the memory can:
    * then the room grows with the values that really come. */
