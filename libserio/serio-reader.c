@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-reader.c: v1 text read from a GInputStream, array by array
+/* serio-reader.c: v1 text read from bytes or a GInputStream, array by
+ * array
  *
  * Copyright 2026 The libserio authors
  *
@@ -7,11 +8,11 @@
  * from memory, streams and files. Over bytes, the window is the whole
  * text and nothing is read or moved; over a stream, the reader keeps a
  * window of the stream in a buffer. Either way it parses with the pieces
- * of the codec (serio-codec.c). Lines may be far longer than the buffer: the values of a
- * record are parsed up to the last comma of the window, and the token cut
- * by the window's end is moved to the front before the next read. Only the
- * start of a record (its name and count) must fit in the buffer, which
- * grows for it if needed.
+ * of the codec (serio-codec.c). Lines may be far longer than the buffer:
+ * the values of a record are parsed up to the last comma of the window,
+ * and the token cut by the window's end is moved to the front before the
+ * next read. Only the start of a record (its name and count) must fit in
+ * the buffer, which grows for it if needed.
  */
 
 #include "config.h"
@@ -245,7 +246,12 @@ serio_reader_constructed (GObject *object)
       static const char no_text[1] = "";
       gsize size;
 
-      g_return_if_fail (self->stream == NULL);
+      if (self->stream != NULL)
+        {
+          g_critical ("%s: a SerioReader reads bytes or a stream, not both: the stream is ignored",
+                      G_STRFUNC);
+          g_clear_object (&self->stream);
+        }
 
       self->buf = (char *) g_bytes_get_data (self->bytes, &size);
       /* Empty bytes may have no data at all: the window is then empty
@@ -259,10 +265,9 @@ serio_reader_constructed (GObject *object)
       return;
     }
 
-  g_return_if_fail (G_IS_INPUT_STREAM (self->stream));
-
   self->cap = self->buffer_size;
   self->buf = g_malloc (self->cap);
+  g_return_if_fail (G_IS_INPUT_STREAM (self->stream));
 
   /* A file's size is what the reader will read of it: the total of its
    * progress, and a bound on the values any array can have. */
