@@ -141,11 +141,12 @@ read_short_array (SerioReader   *reader,
  * known, bounds what an array may need. */
 static SerioBundle *
 load_bundle (SerioReader   *reader,
-                    GCancellable  *cancellable,
-                    GError       **error)
+             GCancellable  *cancellable,
+             GError       **error)
 {
-  /* A file's size bounds the values any array can have, so that an array
-   * gets its room at once rather than growing into it. */
+  /* The size of a file or of bytes bounds the values any array can
+   * have, so that an array gets its room at once rather than growing
+   * into it. */
   guint64 size_bound = serio_reader_get_size (reader);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   Slab slab = { NULL, NULL, 0 };
@@ -194,7 +195,6 @@ load_bundle (SerioReader   *reader,
 
   return g_steal_pointer (&bundle);
 }
-
 
 /* The load of a text in memory: the reader parses it in place. */
 static SerioBundle *
@@ -398,7 +398,6 @@ serio_bundle_new_from_reader (SerioReader   *reader,
   return load_bundle (reader, cancellable, error);
 }
 
-
 /* ------------------------------------------------------------------ */
 /* Saving                                                             */
 /* ------------------------------------------------------------------ */
@@ -466,7 +465,6 @@ write_bundle (SerioBundle           *self,
 
   return TRUE;
 }
-
 
 /* The text of the bundle, made by a writer into memory: NUL-terminated,
  * @len bytes without the NUL. */
@@ -718,7 +716,6 @@ serio_bundle_write_to_stream (SerioBundle     *self,
   return write_bundle (self, writer, cancellable, NULL, NULL, error);
 }
 
-
 /* ------------------------------------------------------------------ */
 /* Asynchronous calls                                                 */
 /* ------------------------------------------------------------------ */
@@ -815,7 +812,6 @@ io_start (SerioBundle           *self,
   g_task_set_task_data (task, io, io_data_free);
   _serio_task_run_in_thread (task, io_thread);
 }
-
 
 /* The results, checked against the call that @result is of. */
 static SerioBundle *
