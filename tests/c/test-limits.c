@@ -86,6 +86,44 @@ test_values_beyond_memory (void)
   g_test_trap_assert_passed ();
 }
 
+/* A count far beyond what a short text can hold costs no more memory than
+ * the text could fill: with 2 MiB of address space left, a count of 4·10^6
+ * values (32 MB) in a text of 20 bytes is a LENGTH error, not an
+ * allocation that aborts. */
+static void
+test_hostile_count_in_short_text (void)
+{
+  if (test_slow_tool ())
+    {
+      g_test_skip ("address-space limits do not mix with valgrind");
+      return;
+    }
+#ifdef UNDER_ASAN
+  g_test_skip ("address-space limits do not mix with ASan");
+  return;
+#endif
+
+  if (g_test_subprocess ())
+    {
+      static const char text[] = "v1|w|4000000|1,2\n";
+      g_autoptr(GBytes) bytes = g_bytes_new_static (text, strlen (text));
+      g_autoptr(GError) error = NULL;
+      g_autoptr(SerioBundle) bundle = NULL;
+
+      g_assert_true (cap_address_space (2 * MIB));
+
+      bundle = serio_bundle_new_from_bytes (bytes, &error);
+      g_assert_null (bundle);
+      g_assert_error (error, SERIO_ERROR, SERIO_ERROR_LENGTH);
+      g_assert_cmpstr (serio_error_get_detail (error), ==,
+                       "the count is 4000000 but the record holds 2 values");
+      return;
+    }
+
+  g_test_trap_subprocess (NULL, 0, G_TEST_SUBPROCESS_DEFAULT);
+  g_test_trap_assert_passed ();
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -95,6 +133,7 @@ main (int   argc,
   g_test_init (&argc, &argv, NULL);
 
   g_test_add_func ("/limits/values-beyond-memory", test_values_beyond_memory);
+  g_test_add_func ("/limits/hostile-count-in-short-text", test_hostile_count_in_short_text);
 
   return g_test_run ();
 }
