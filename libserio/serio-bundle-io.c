@@ -118,8 +118,6 @@ read_short_array (SerioReader   *reader,
                   GCancellable  *cancellable,
                   GError       **error)
 {
-  gsize got;
-
   if (slab->bytes == NULL || SLAB_VALUES - slab->used < n_values)
     {
       g_clear_pointer (&slab->bytes, g_bytes_unref);
@@ -128,10 +126,8 @@ read_short_array (SerioReader   *reader,
       slab->used = 0;
     }
 
-  if (!serio_reader_read_values (reader, slab->values + slab->used, n_values, &got,
-                                 cancellable, error))
+  if (!_serio_reader_read_array (reader, slab->values + slab->used, n_values, cancellable, error))
     return NULL;
-  g_assert (got == n_values);
 
   slab->used += n_values;
   return slab->values + slab->used - n_values;

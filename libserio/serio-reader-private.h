@@ -15,4 +15,14 @@ G_BEGIN_DECLS
  * are read. */
 gulong       _serio_reader_get_line         (SerioReader   *self);
 
+/* Reads the @n_values values of the current array, which has exactly
+ * that many, into @values, and ends its record: serio_reader_read_values()
+ * until the array is read, with one parse of the line when it is in the
+ * window whole, for a bundle's short arrays. */
+gboolean     _serio_reader_read_array       (SerioReader   *self,
+                                             double        *values,
+                                             gsize          n_values,
+                                             GCancellable  *cancellable,
+                                             GError       **error);
+
 G_END_DECLS

@@ -1549,6 +1549,57 @@ _serio_reader_get_line (SerioReader *self)
   return self->line;
 }
 
+gboolean
+_serio_reader_read_array (SerioReader   *self,
+                          double        *values,
+                          gsize          n_values,
+                          GCancellable  *cancellable,
+                          GError       **error)
+{
+  gsize got = 0, n;
+
+  /* The whole line in the window, and short enough for one thread: one
+   * parse of it, and the record ends. Anything else (a problem, a count
+   * that does not match, a value the type cannot hold, a long line) takes
+   * the general path from the start of the values, which reports it as
+   * it always does. */
+  if (self->state == STATE_VALUES && self->seg_valid && self->seg_eol && self->field_start &&
+      self->n_tokens == 0 && self->count_exact && self->count == n_values && n_values > 0 &&
+      self->seg_end - self->pos < PARALLEL_MIN_BYTES)
+    {
+      const char *s = self->buf + self->pos;
+      SerioCodecProblem problem;
+      gboolean ended;
+
+      n = _serio_codec_parse_tokens (&s, self->buf + self->seg_end, self->buf + self->end, values,
+                                     n_values, &ended, &problem);
+      if (G_LIKELY (problem.reason == NULL && ended && n == n_values &&
+                    (self->dtype == SERIO_DTYPE_FLOAT64 ||
+                     !_serio_dtype_find_misfit (self->dtype, values, n, &got))))
+        {
+          self->n_tokens = n;
+          self->field_start = FALSE;
+          self->line_done = TRUE;
+          next_line (self, self->seg_nl);
+          self->state = STATE_DONE;
+          return TRUE;
+        }
+      got = 0;
+    }
+
+  do
+    {
+      if (!serio_reader_read_values (self, values + got, n_values - got, &n, cancellable, error))
+        return FALSE;
+      got += n;
+    }
+  while (n > 0 && got < n_values);
+
+  /* A reader that did not fail gave exactly the declared count. */
+  g_assert (got == n_values);
+  return TRUE;
+}
+
 /**
  * serio_reader_get_name:
  * @self: a #SerioReader
