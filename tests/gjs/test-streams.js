@@ -106,6 +106,22 @@ test('reader gives the values back in pieces', () => {
     assert(sameBits(big, VALUES), 'same bits');
 });
 
+test('a reader of bytes reads them in place', () => {
+    const text = writeText(true);
+    const reader = Serio.Reader.new_for_bytes(text);
+    assert(reader.get_stream() === null, 'no stream');
+    assert(reader.get_size() === text.get_size(), 'size known');
+    let big = null;
+    while (reader.next(null)) {
+        if (reader.get_name() !== 'big')
+            continue;
+        const piece = reader.read_bytes(VALUES.length, null).toArray();
+        big = new Float64Array(piece.buffer, piece.byteOffset, piece.length / 8);
+    }
+    assert(reader.get_finished() && reader.get_sealed(), 'finished, sealed');
+    assert(big !== null && sameBits(big, VALUES), 'same bits');
+});
+
 test('reader fails like from_bytes', () => {
     const text = new TextEncoder().encode('v1|a|1|1\nv1|b|2|1,1p0\n');
     let whole = null, streamed = null;
