@@ -454,6 +454,27 @@ static void test_typed_stream ()
   }
 }
 
+/* Serio.Reader.for_bytes: the text read in place, with no stream */
+static void test_reader_for_bytes ()
+{
+  var bundle = new Serio.Bundle ();
+  bundle.append ("w", { 0.5, -0.0, 1e300 });
+  var text = bundle.to_bytes (Serio.SaveFlags.NONE);
+  var reader = new Serio.Reader.for_bytes (text);
+
+  assert_null (reader.get_stream ());
+  assert_cmpuint ((uint) reader.get_size (), CompareOperator.EQ, (uint) text.get_size ());
+  try {
+    assert_true (reader.next ());
+    assert_cmpstr (reader.get_name (), CompareOperator.EQ, "w");
+    double[] want = { 0.5, -0.0, 1e300 };
+    assert_cmpmem (reader.read_bytes (10).get_data (), (uint8[]) want);
+    assert_false (reader.next ());
+    assert_true (reader.get_finished () && reader.get_sealed ());
+  } catch (Error e) {
+    assert_no_error (e);
+  }
+}
 
 int main (string[] args)
 {
@@ -472,5 +493,6 @@ int main (string[] args)
   Test.add_func ("/vala/typed", test_typed);
   Test.add_func ("/vala/typed-errors", test_typed_errors);
   Test.add_func ("/vala/typed-stream", test_typed_stream);
+  Test.add_func ("/vala/reader-for-bytes", test_reader_for_bytes);
   return Test.run ();
 }
