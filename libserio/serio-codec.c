@@ -27,10 +27,8 @@
 #include "serio-name-private.h"
 #include "serio-sniff-private.h"
 
-
 /* A token is shown in messages up to this many bytes. */
 #define MAX_SHOWN_TOKEN 40
-
 
 /* The forms of the codec, chosen once: AVX2 where the library is built
  * with it (x86-64) and the CPU has AVX2, BMI1 and BMI2, else SSE2 where
@@ -139,8 +137,6 @@ _serio_codec_uses_simd (void)
   return codec_simd ();
 }
 
-
-
 char *
 _serio_codec_write_token (char   *out,
                           double  value)
@@ -182,7 +178,6 @@ _serio_codec_write_header (char       *out,
 
   return out;
 }
-
 
 /* Each form's loop in a function of its own, as the AVX2 one is. */
 #ifdef SERIO_CODEC_SSE2
@@ -270,7 +265,6 @@ _serio_seal_write_close (char    *out,
 
   return out;
 }
-
 
 /* A short, printable, valid UTF-8 rendering of untrusted bytes for
  * messages: control characters and invalid bytes become \xNN escapes and
@@ -735,7 +729,6 @@ bad_count:
     return FALSE;
   }
 }
-
 
 #ifdef SERIO_CODEC_SSE2
 G_NO_INLINE static gsize
