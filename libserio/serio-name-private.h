@@ -57,10 +57,10 @@ char     *_serio_shape_format_name (const char    *base_name,
  * values; %NULL with a %G_IO_ERROR_INVALID_ARGUMENT error when the shape
  * has too many values or the name would not read back as @dtype. */
 char      *_serio_typed_name        (const char    *base_name,
-                                    SerioDtype     dtype,
-                                    const guint64 *shape,
-                                    guint          n_dims,
-                                    guint64       *n_values,
-                                    GError       **error);
+                                     SerioDtype     dtype,
+                                     const guint64 *shape,
+                                     guint          n_dims,
+                                     guint64       *n_values,
+                                     GError       **error);
 
 G_END_DECLS

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* serio-name.c: the shape suffix of array names (serio-v1-files.md §3)
+/* serio-name.c: what array names carry: the type marker, the shape
+ * suffix (serio-v1-files.md §3) and the reserved names
  *
  * Copyright 2026 The libserio authors
  *
@@ -13,6 +14,9 @@
  * Before a valid suffix, `@` and the name of a type other than float64
  * (the last `@` counts) is the type marker, which is not part of the base
  * name: `w@float32[3]` is the float32 array `w`.
+ *
+ * Names that begin "serio." are reserved for metadata records, the two of
+ * a seal among them (serio-name-private.h has the one list).
  */
 
 #include "config.h"
