@@ -4,7 +4,7 @@
 # Copyright 2026 The libserio authors
 
 """Checkpoint speed from Python: serio.save/serio.load against the C
-library (Serio.Bundle from_file/save_to_file) on the same file,
+library (Serio.Bundle new_from_file/save_to_file) on the same file,
 torch.save/torch.load and np.savez/np.load on the same data, and a model
 of many small tensors against one array of the same total size.
 
@@ -62,9 +62,9 @@ def one(op, path, values, arrays):
         loaded = serio.load(path)
         assert sum(v.size for v in loaded.values()) == values // arrays * arrays
     elif op == 'c-save':
-        bundle.save_to_file(Gio.File.new_for_path(path), None)
+        bundle.save_to_file(Gio.File.new_for_path(path), Serio.SaveFlags.NONE, None, None)
     elif op == 'c-load':
-        bundle = Serio.Bundle.from_file(Gio.File.new_for_path(path), None)
+        bundle = Serio.Bundle.new_from_file(Gio.File.new_for_path(path), None, None)
         assert bundle.get_n_arrays() == arrays + 1  # + serio.tree
     elif op == 'torch-save':
         torch.save(state, path)
