@@ -681,6 +681,30 @@ test_for_bytes (void)
   }
 }
 
+/* Bytes and a stream both given is a programmer error: it is said, and
+ * the reader reads the bytes. */
+static void
+test_bytes_and_stream (void)
+{
+  static const char text[] = "v1|a|1|1\n";
+  g_autoptr(GBytes) bytes = g_bytes_new_static (text, strlen (text));
+  g_autoptr(GInputStream) stream = g_memory_input_stream_new ();
+  g_autoptr(SerioReader) reader = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_test_expect_message ("Serio", G_LOG_LEVEL_CRITICAL, "*reads bytes or a stream, not both*");
+  reader = g_object_new (SERIO_TYPE_READER, "bytes", bytes, "stream", stream, NULL);
+  g_test_assert_expected_messages ();
+
+  g_assert_null (serio_reader_get_stream (reader));
+  g_assert_true (serio_reader_next (reader, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_cmpstr (serio_reader_get_name (reader), ==, "a");
+  g_assert_false (serio_reader_next (reader, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (serio_reader_get_finished (reader));
+}
+
 int
 main (int    argc,
       char **argv)
@@ -699,6 +723,7 @@ main (int    argc,
   g_test_add_func ("/reader/hostile-count", test_hostile_count);
   g_test_add_func ("/reader/stream-error", test_stream_error);
   g_test_add_func ("/reader/for-bytes", test_for_bytes);
+  g_test_add_func ("/reader/bytes-and-stream", test_bytes_and_stream);
 
   return g_test_run ();
 }
