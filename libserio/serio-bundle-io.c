@@ -26,7 +26,6 @@
 #include "serio-error.h"
 #include "serio-memory-private.h"
 #include "serio-reader-private.h"
-#include "serio-save-private.h"
 #include "serio-task-private.h"
 #include "serio-writer-private.h"
 
@@ -647,7 +646,6 @@ serio_bundle_save_to_file (SerioBundle            *self,
                            gpointer                progress_callback_data,
                            GError                **error)
 {
-  g_autoptr(SerioSave) save = NULL;
   g_autoptr(SerioWriter) writer = NULL;
 
   g_return_val_if_fail (SERIO_IS_BUNDLE (self), FALSE);
@@ -657,16 +655,14 @@ serio_bundle_save_to_file (SerioBundle            *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   /* The text goes through a SerioWriter's bounded buffer: the save needs
-   * no memory for the text, whatever the size of the bundle. */
-  save = _serio_save_begin (file, cancellable, error);
-  if (save == NULL)
-    return FALSE;
-  writer = serio_writer_new (_serio_save_get_stream (save), flags);
-  _serio_writer_keep_stream_open (writer);
-  if (!write_bundle (self, writer, cancellable, progress_callback, progress_callback_data, error))
-    return FALSE;
+   * no memory for the text, whatever the size of the bundle. Closing the
+   * writer puts the file in place; a writer freed before, when a write
+   * fails, removes the temporary file. */
+  writer = serio_writer_new_for_file (file, flags, cancellable, error);
 
-  return _serio_save_commit (g_steal_pointer (&save), cancellable, error);
+  return writer != NULL &&
+         write_bundle (self, writer, cancellable, progress_callback, progress_callback_data, error) &&
+         serio_writer_close (writer, cancellable, error);
 }
 
 /**

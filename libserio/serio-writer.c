@@ -1203,6 +1203,25 @@ serio_writer_add_values (SerioWriter   *self,
   return put_values (self, values, n_values, cancellable, error);
 }
 
+/* Fails with %G_IO_ERROR_INVALID_ARGUMENT unless @size bytes hold a whole
+ * number of doubles. */
+static gboolean
+check_size_of_doubles (gsize    size,
+                       GError **error)
+{
+  g_autofree char *taken = NULL;
+
+  if (size % sizeof (double) == 0)
+    return TRUE;
+
+  taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
+  g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+               /* TRANSLATORS: the placeholder is a number of bytes */
+               _("The values take %s bytes, which is not a multiple of 8"),
+               taken);
+  return FALSE;
+}
+
 /**
  * serio_writer_add_bytes:
  * @self: a #SerioWriter
@@ -1241,16 +1260,8 @@ serio_writer_add_bytes (SerioWriter   *self,
     return FALSE;
 
   data = g_bytes_get_data (values, &size);
-  if (size % sizeof (double) != 0)
-    {
-      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   /* TRANSLATORS: the placeholder is a number of bytes */
-                   _("The values take %s bytes, which is not a multiple of 8"),
-                   taken);
-      return FALSE;
-    }
+  if (!check_size_of_doubles (size, error))
+    return FALSE;
 
   n_values = size / sizeof (double);
   if (!check_room (self, n_values, error))
@@ -1367,15 +1378,8 @@ serio_writer_write_bytes (SerioWriter   *self,
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
   size = g_bytes_get_size (values);
-  if (size % sizeof (double) != 0)
-    {
-      g_autofree char *taken = g_strdup_printf ("%" G_GSIZE_FORMAT, size);
-
-      g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
-                   _("The values take %s bytes, which is not a multiple of 8"),
-                   taken);
-      return FALSE;
-    }
+  if (!check_size_of_doubles (size, error))
+    return FALSE;
 
   return serio_writer_begin_array (self, name, size / sizeof (double), cancellable, error) &&
          serio_writer_add_bytes (self, values, cancellable, error);
