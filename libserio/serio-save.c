@@ -390,26 +390,38 @@ open_unnamed (SerioSave  *save,
 #endif
 }
 
-/* What a file of @mode that is not a regular file is, as the reason a
- * save refuses to replace it, or a symbolic link to it (@via_link). */
+/* What a file that is not a regular file is, as the reason a save
+ * refuses to replace it, itself or through a symbolic link. */
+static const struct
+{
+  mode_t      type;      /* of S_IFMT */
+  const char *itself;
+  const char *via_link;
+} not_regular[] = {
+  { S_IFCHR, N_("It is a character device, not a regular file"),
+    N_("It is a symbolic link to a character device, which a save does not replace") },
+  { S_IFBLK, N_("It is a block device, not a regular file"),
+    N_("It is a symbolic link to a block device, which a save does not replace") },
+  { S_IFIFO, N_("It is a FIFO, not a regular file"),
+    N_("It is a symbolic link to a FIFO, which a save does not replace") },
+  { S_IFSOCK, N_("It is a socket, not a regular file"),
+    N_("It is a symbolic link to a socket, which a save does not replace") },
+  /* A directory itself is refused before, as EISDIR. */
+  { S_IFDIR, N_("It is not a regular file"),
+    N_("It is a symbolic link to a directory, which a save does not replace") },
+};
+
+/* The reason for a file of @mode, or a symbolic link to it (@via_link). */
 static const char *
 not_regular_reason (mode_t   mode,
                     gboolean via_link)
 {
-  if (S_ISCHR (mode))
-    return via_link ? _("It is a symbolic link to a character device, which a save does not replace") :
-                      _("It is a character device, not a regular file");
-  if (S_ISBLK (mode))
-    return via_link ? _("It is a symbolic link to a block device, which a save does not replace") :
-                      _("It is a block device, not a regular file");
-  if (S_ISFIFO (mode))
-    return via_link ? _("It is a symbolic link to a FIFO, which a save does not replace") :
-                      _("It is a FIFO, not a regular file");
-  if (S_ISSOCK (mode))
-    return via_link ? _("It is a symbolic link to a socket, which a save does not replace") :
-                      _("It is a socket, not a regular file");
-  if (S_ISDIR (mode))
-    return _("It is a symbolic link to a directory, which a save does not replace");
+  for (gsize i = 0; i < G_N_ELEMENTS (not_regular); i++)
+    {
+      if ((mode & S_IFMT) == not_regular[i].type)
+        return _(via_link ? not_regular[i].via_link : not_regular[i].itself);
+    }
+
   return via_link ? _("It is a symbolic link to something that is not a regular file, which a save does not replace") :
                     _("It is not a regular file");
 }
