@@ -245,20 +245,27 @@ class _Native:
         self.read_typed = read_typed
         self.add_typed = add_typed
 
-    def read_into(self, reader: Serio.Reader, values, count: int) -> int:
-        """Read count values of the current record into the C-order
-        ndarray values (of the record's storage type) and check the end
-        of the record, as an empty read_typed_bytes() does; the count
-        read, or GLib.Error."""
-        pointer = self.capsule_pointer(reader.__gpointer__, None)
+    def pointer_of(self, reader: Serio.Reader) -> int:
+        """The address of reader's C object, for read_into()."""
+        return self.capsule_pointer(reader.__gpointer__, None)
+
+    def read_into(self, pointer: int, values, count: int) -> int:
+        """Read count values of the current record of the reader at
+        pointer (pointer_of()) into the C-order ndarray values (of the
+        record's storage type) and check the end of the record; the count
+        read, or GLib.Error. Reading the record's last value checks its
+        end; a record that has fewer values than count, or none, is
+        checked by an empty read, as an empty read_typed_bytes() does."""
         n_read = ctypes.c_size_t(0)
         error = ctypes.POINTER(_GError)()
-        if not self.read_typed(pointer, values.ctypes.data if count else None, count,
-                               ctypes.byref(n_read), None, ctypes.byref(error)):
+        data = values.__array_interface__['data'][0] if count else None
+        if not self.read_typed(pointer, data, count, ctypes.byref(n_read), None,
+                               ctypes.byref(error)):
             self.raise_error(error)
         filled = n_read.value
-        if not self.read_typed(pointer, None, 0, ctypes.byref(n_read), None,
-                               ctypes.byref(error)):
+        if (filled < count or count == 0) and \
+                not self.read_typed(pointer, None, 0, ctypes.byref(n_read), None,
+                                    ctypes.byref(error)):
             self.raise_error(error)
         return filled
 
@@ -333,6 +340,7 @@ class RecordReader:
         self.stream = reader.get_stream()
         self.path = path
         self.reader = reader
+        self.pointer: Optional[int] = None  # reader's C object, for _native
         # The most values the text can hold (each takes two bytes at
         # least, a digit and a comma or line end): a record that declares
         # no more is read into an array of its count at once.
@@ -388,8 +396,10 @@ class RecordReader:
             # Straight into the array, in one call: the library parses on
             # its worker threads and converts to the type in place.
             values = self.numpy.empty(count, dtype=storage_dtype(self.numpy, dtype))
+            if self.pointer is None:
+                self.pointer = _native.pointer_of(reader)
             try:
-                filled = _native.read_into(reader, values, count)
+                filled = _native.read_into(self.pointer, values, count)
             except GLib.Error as error:
                 raise self._glib(error, key) from None
             self._check_progress()

@@ -429,7 +429,7 @@ class _Parser:
                     raise self.fail(keys, 'the root is not a container')
                 if body not in KINDS:
                     raise self.fail(keys, 'unknown leaf kind %r' % (body,))
-                made = Slot(keys, name_of(keys), body, len(self.template.slots))
+                made = Slot(keys, name, body, len(self.template.slots))
                 self.template.slots.append(made)
             elif kind in ('dict', 'odict', 'list', 'tuple'):
                 if depth >= MAX_DEPTH:
