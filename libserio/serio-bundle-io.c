@@ -588,9 +588,9 @@ serio_bundle_to_bytes (SerioBundle    *self,
  * The file holds the text of [method@Serio.Bundle.to_bytes] with @flags:
  * unless @flags holds %SERIO_SAVE_FLAGS_PLAIN, a sealed text, v1 text
  * between two records that let every reader of this library verify it, so
- * that damage is reported instead of loading as other weights. The text is written through a [class@Serio.Writer], a few
- * megabytes at a time: saving needs no memory for it, however large the
- * bundle.
+ * that damage is reported instead of loading as other weights. The text is
+ * written through a [class@Serio.Writer], a few megabytes at a time:
+ * saving needs no memory for it, however large the bundle.
  *
  * The text goes to a temporary file in the directory of @file, which is
  * synced to disk and then renamed over @file (or linked in, for a new

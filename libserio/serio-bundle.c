@@ -522,11 +522,11 @@ serio_bundle_get_bytes (SerioBundle *self,
  *    [method@Serio.Bundle.get_base_name]) is @name.
  *
  * So `conv1.weight` finds `conv1.weight[16x3x3x3]`, and so does
- * `conv1.weight[16x3x3x3]`; `step` finds `step@int64[]`. When a bundle holds both `w` and `w[2]`, `w`
- * finds `w` (an exact name wins, wherever it is) and `w[2]` finds `w[2]`;
- * when it holds `w[2]` and `w[3]`, `w` finds the first of them. A suffix
- * that is not a shape (`w[5]` with 3 values) is part of the base name, so
- * only `w[5]` finds that array.
+ * `conv1.weight[16x3x3x3]`; `step` finds `step@int64[]`. When a bundle
+ * holds both `w` and `w[2]`, `w` finds `w` (an exact name wins, wherever
+ * it is) and `w[2]` finds `w[2]`; when it holds `w[2]` and `w[3]`, `w`
+ * finds the first of them. A suffix that is not a shape (`w[5]` with 3
+ * values) is part of the base name, so only `w[5]` finds that array.
  *
  * Names are compared as stored, that is after `|`, CR and LF have become
  * `_`.

@@ -20,13 +20,14 @@
  * bytes (without the terminating NUL), folded to 32 bits as
  * `(h >> 32) ^ (h & 0xffffffff)`.
  *
- * The checksum detects accidental changes and makes short receipts for audit
- * logs; it is not a cryptographic hash and gives no protection against
- * deliberate tampering. Use [func@Serio.compute_checksum_for_bytes] for data that may
- * hold NUL bytes. A checksum is usually shown as 8 lowercase hexadecimal
- * digits (`%08x`). For data that comes in pieces, use a
- * [struct@Serio.Checksum]. (Before 1.0 this was `serio_checksum()`, a
- * name that the checksum type now has as its prefix.)
+ * The checksum detects accidental changes and makes short receipts for
+ * audit logs; it is not a cryptographic hash and gives no protection
+ * against deliberate tampering. Use
+ * [func@Serio.compute_checksum_for_bytes] for data that may hold NUL
+ * bytes. A checksum is usually shown as 8 lowercase hexadecimal digits
+ * (`%08x`). For data that comes in pieces, use a [struct@Serio.Checksum].
+ * (Before 1.0 this was `serio_checksum()`, a name that the checksum type
+ * now has as its prefix.)
  *
  * Returns: the folded FNV-1a checksum of @text
  */

@@ -49,9 +49,10 @@ G_BEGIN_DECLS
  *
  * Every error names the 1-based line and, for a value, the 1-based token
  * index and the token's text, in its message and as data: see
- * [func@Serio.Error.get_line] and [func@Serio.Error.get_value_index]. When an input has several problems, the one
- * reported is the first met reading front to back (after the truncation
- * check), but callers should not rely on which.
+ * [func@Serio.Error.get_line] and [func@Serio.Error.get_value_index]. When
+ * an input has several problems, the one reported is the first met reading
+ * front to back (after the truncation check), but callers should not rely
+ * on which.
  */
 typedef enum {
   SERIO_ERROR_VERSION,

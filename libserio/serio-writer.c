@@ -44,7 +44,8 @@
  * computed as the bytes leave the buffer.
  *
  * For the same arrays, the output is byte for byte what
- * [method@Serio.Bundle.to_bytes] gives with the same #SerioSaveFlags, however the values were split into calls. Names are stored as
+ * [method@Serio.Bundle.to_bytes] gives with the same #SerioSaveFlags,
+ * however the values were split into calls. Names are stored as
  * [method@Serio.Bundle.append] stores them: every `|`, carriage return and
  * line feed becomes `_`. A name that is not valid UTF-8, and the names
  * `serio.sealed` and `serio.seal`, are programmer errors.
@@ -1649,11 +1650,11 @@ serio_writer_write_typed (SerioWriter    *self,
  * @cancellable: (nullable): a #GCancellable
  * @error: return location for a #GError
  *
- * Ends the text (it was called `serio_writer_finish()` before 1.0, a
- * name that read like the end of an asynchronous call): writes what the buffer holds and, for a sealed text,
- * the closing seal record, then flushes the stream. The stream stays open,
- * so that more data may follow the text in it; use
- * [method@Serio.Writer.close] to close it too.
+ * Ends the text (it was called `serio_writer_finish()` before 1.0, a name
+ * that read like the end of an asynchronous call): writes what the buffer
+ * holds and, for a sealed text, the closing seal record, then flushes the
+ * stream. The stream stays open, so that more data may follow the text in
+ * it; use [method@Serio.Writer.close] to close it too.
  *
  * Fails with %G_IO_ERROR_INVALID_ARGUMENT, writing nothing, while the
  * array begun last misses values. Calling it again after it succeeded
