@@ -37,26 +37,7 @@
 #define SERIO_CODEC_AVX2 1
 #include "serio-codec-kernel.h"
 
-gsize
-_serio_codec_parse_tokens_avx2 (const char         **s_inout,
-                                const char          *seg_end,
-                                const char          *buf_end,
-                                double              *values,
-                                gsize                max_tokens,
-                                gboolean            *ended,
-                                SerioCodecProblem   *problem)
-{
-  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, TRUE);
-}
-
-char *
-_serio_codec_write_tokens_avx2 (char         *out,
-                                const double *values,
-                                gsize         n_values,
-                                gboolean      leading_comma)
-{
-  return write_tokens (out, values, n_values, leading_comma, TRUE);
-}
+SERIO_CODEC_DEFINE_KERNEL (avx2, TRUE);
 
 #ifdef __clang__
 # pragma clang attribute pop

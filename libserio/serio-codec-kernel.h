@@ -7,7 +7,8 @@
  * it, and by serio-codec-avx2.c, which builds it again for CPUs with AVX2
  * (and BMI1/BMI2) with SERIO_CODEC_AVX2 defined: there the SIMD helpers
  * take their AVX2/SSSE3 forms, and the compiler the VEX and BMI encodings.
- * Everything here is static: each unit has its own copy.
+ * Everything here is static (each unit has its own copy) but the
+ * SerioCodecKernel that SERIO_CODEC_DEFINE_KERNEL() defines for each form.
  */
 
 #pragma once
@@ -969,8 +970,9 @@ parse_token (const char *s,
   return parse_token_general (s, line_end, buf_end, bits, problem);
 }
 
-/* parse_tokens() with @store known: whether @values is non-%NULL, so that
- * the loop does not test it for every token. */
+/* The loop of each form's parse_tokens_<form>() (SERIO_CODEC_DEFINE_KERNEL)
+ * with @store known: whether @values is non-%NULL, so that the loop does
+ * not test it for every token. */
 G_ALWAYS_INLINE static inline gsize
 parse_tokens_storing (const char         **s_inout,
                       const char          *seg_end,
@@ -1011,20 +1013,44 @@ parse_tokens_storing (const char         **s_inout,
   return n;
 }
 
-G_ALWAYS_INLINE static inline gsize
-parse_tokens (const char         **s_inout,
-              const char          *seg_end,
-              const char          *buf_end,
-              double              *values,
-              gsize                max_tokens,
-              gboolean            *ended,
-              SerioCodecProblem   *problem,
-              gboolean             simd)
-{
-  if (values != NULL)
-    return parse_tokens_storing (s_inout, seg_end, buf_end, values, max_tokens, ended, problem,
-                                 simd, TRUE);
+/* ------------------------------------------------------------------ */
+/* Kernels                                                            */
+/* ------------------------------------------------------------------ */
 
-  return parse_tokens_storing (s_inout, seg_end, buf_end, NULL, max_tokens, ended, problem,
-                               simd, FALSE);
-}
+/* Defines _serio_codec_kernel_<form>, the SerioCodecKernel of one form:
+ * the loops above with @simd fixed, inlined in functions of their own, so
+ * that the caller chooses the form once per call and the loops test
+ * nothing of it per value. The parser's loop is inlined twice, to know
+ * whether it stores the values. serio-codec.c defines the portable and
+ * SSE2 forms with it, serio-codec-avx2.c the AVX2 one. */
+#define SERIO_CODEC_DEFINE_KERNEL(form, simd)                                      \
+  static gsize                                                                     \
+  parse_tokens_##form (const char         **s_inout,                               \
+                       const char          *seg_end,                               \
+                       const char          *buf_end,                               \
+                       double              *values,                                \
+                       gsize                max_tokens,                            \
+                       gboolean            *ended,                                 \
+                       SerioCodecProblem   *problem)                               \
+  {                                                                                \
+    if (values != NULL)                                                            \
+      return parse_tokens_storing (s_inout, seg_end, buf_end, values, max_tokens,  \
+                                   ended, problem, (simd), TRUE);                  \
+                                                                                   \
+    return parse_tokens_storing (s_inout, seg_end, buf_end, NULL, max_tokens,      \
+                                 ended, problem, (simd), FALSE);                   \
+  }                                                                                \
+                                                                                   \
+  static char *                                                                    \
+  write_tokens_##form (char         *out,                                          \
+                       const double *values,                                       \
+                       gsize         n_values,                                     \
+                       gboolean      leading_comma)                                \
+  {                                                                                \
+    return write_tokens (out, values, n_values, leading_comma, (simd));            \
+  }                                                                                \
+                                                                                   \
+  const SerioCodecKernel _serio_codec_kernel_##form = {                            \
+    parse_tokens_##form,                                                           \
+    write_tokens_##form,                                                           \
+  }

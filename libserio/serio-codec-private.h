@@ -43,10 +43,16 @@ char    *_serio_codec_write_header   (char         *out,
                                       const char   *name,
                                       gsize         name_len,
                                       gsize         n_values);
-char    *_serio_codec_write_tokens   (char         *out,
-                                      const double *values,
-                                      gsize         n_values,
-                                      gboolean      leading_comma);
+
+/* Writes the tokens of @values separated by commas, with a comma before
+ * the first one if @leading_comma; @out must have SERIO_CODEC_TOKEN_MAX + 1
+ * bytes per value plus SERIO_CODEC_WRITE_SLACK. Its type is named because
+ * each form of the kernels (SerioCodecKernel) has a function of it. */
+typedef char *SerioCodecWriteTokens (char         *out,
+                                     const double *values,
+                                     gsize         n_values,
+                                     gboolean      leading_comma);
+SerioCodecWriteTokens _serio_codec_write_tokens;
 
 /* The forms of the codec's kernels (see SERIO_CODEC in serio-codec.c),
  * each giving the same bytes, values and errors. */
@@ -163,43 +169,38 @@ gboolean _serio_codec_parse_count        (SerioCodecHeader   *header,
  * values in @values unless it is %NULL. Returns the number parsed and
  * leaves *@s_inout at the start of the next token; sets @ended when the
  * last one ended at @seg_end. On a bad token, *@s_inout is that token and
- * problem->reason is set (it is %NULL otherwise). */
-gsize    _serio_codec_parse_tokens       (const char        **s_inout,
-                                          const char         *seg_end,
-                                          const char         *buf_end,
-                                          double             *values,
-                                          gsize               max_tokens,
-                                          gboolean           *ended,
-                                          SerioCodecProblem  *problem);
-/* _serio_codec_parse_tokens() and _serio_codec_write_tokens() on a given
- * form, which must be available (for the tests, which compare them). */
-gsize    _serio_codec_parse_tokens_on    (SerioCodecPath      path,
-                                          const char        **s_inout,
-                                          const char         *seg_end,
-                                          const char         *buf_end,
-                                          double             *values,
-                                          gsize               max_tokens,
-                                          gboolean           *ended,
-                                          SerioCodecProblem  *problem);
-char    *_serio_codec_write_tokens_on    (SerioCodecPath      path,
-                                          char               *out,
-                                          const double       *values,
-                                          gsize               n_values,
-                                          gboolean            leading_comma);
-#ifdef SERIO_CODEC_HAVE_AVX2
-/* The AVX2 forms (serio-codec-avx2.c), only for CPUs that have it. */
-gsize    _serio_codec_parse_tokens_avx2  (const char        **s_inout,
-                                          const char         *seg_end,
-                                          const char         *buf_end,
-                                          double             *values,
-                                          gsize               max_tokens,
-                                          gboolean           *ended,
-                                          SerioCodecProblem  *problem);
-char    *_serio_codec_write_tokens_avx2  (char               *out,
-                                          const double       *values,
-                                          gsize               n_values,
-                                          gboolean            leading_comma);
-#endif
+ * problem->reason is set (it is %NULL otherwise). Its type is named for
+ * SerioCodecKernel, as SerioCodecWriteTokens is. */
+typedef gsize SerioCodecParseTokens (const char        **s_inout,
+                                     const char         *seg_end,
+                                     const char         *buf_end,
+                                     double             *values,
+                                     gsize               max_tokens,
+                                     gboolean           *ended,
+                                     SerioCodecProblem  *problem);
+SerioCodecParseTokens _serio_codec_parse_tokens;
+
+/* One form of the codec's kernels: serio-codec-kernel.h compiled for it,
+ * its loops inlined in these two functions, so that the form is chosen
+ * once per call and not per value. SERIO_CODEC_DEFINE_KERNEL() defines
+ * each: the portable and SSE2 ones in serio-codec.c, the AVX2 one in
+ * serio-codec-avx2.c; a form that the build lacks is not defined. */
+typedef struct
+{
+  SerioCodecParseTokens *parse_tokens;
+  SerioCodecWriteTokens *write_tokens;
+} SerioCodecKernel;
+
+extern const SerioCodecKernel _serio_codec_kernel_portable;
+extern const SerioCodecKernel _serio_codec_kernel_sse2;
+extern const SerioCodecKernel _serio_codec_kernel_avx2;
+
+/* The kernels of @path, which must be available (for the tests, which
+ * compare the forms); a form that this build lacks gives the portable
+ * ones. The library calls the chosen form's through
+ * _serio_codec_parse_tokens() and _serio_codec_write_tokens(). */
+const SerioCodecKernel *_serio_codec_kernel_on (SerioCodecPath path);
+
 /* Parses the @len bytes at @token as one token; the byte at @token + @len
  * must be a comma or a line feed. */
 gboolean _serio_codec_parse_long_token   (const char         *token,

@@ -50,24 +50,37 @@ cpu_has_avx2 (void)
 #endif
 }
 
+/* The forms built here; serio-codec-avx2.c builds the AVX2 one. */
+SERIO_CODEC_DEFINE_KERNEL (portable, FALSE);
+#ifdef SERIO_CODEC_SSE2
+SERIO_CODEC_DEFINE_KERNEL (sse2, TRUE);
+#endif
+
+/* Each form's kernels, by SerioCodecPath; %NULL for a form that this
+ * build lacks. */
+static const SerioCodecKernel *const kernels[SERIO_CODEC_PATH_AVX2 + 1] = {
+  [SERIO_CODEC_PATH_PORTABLE] = &_serio_codec_kernel_portable,
+#ifdef SERIO_CODEC_SSE2
+  [SERIO_CODEC_PATH_SSE2] = &_serio_codec_kernel_sse2,
+#endif
+#ifdef SERIO_CODEC_HAVE_AVX2
+  [SERIO_CODEC_PATH_AVX2] = &_serio_codec_kernel_avx2,
+#endif
+};
+
+static gboolean
+path_built (SerioCodecPath path)
+{
+  return (guint) path < G_N_ELEMENTS (kernels) && kernels[path] != NULL;
+}
+
 gboolean
 _serio_codec_path_available (SerioCodecPath path)
 {
-  switch (path)
-    {
-    case SERIO_CODEC_PATH_PORTABLE:
-      return TRUE;
-    case SERIO_CODEC_PATH_SSE2:
-#ifdef SERIO_CODEC_SSE2
-      return TRUE;
-#else
-      return FALSE;
-#endif
-    case SERIO_CODEC_PATH_AVX2:
-      return cpu_has_avx2 ();
-    default:
-      return FALSE;
-    }
+  if (!path_built (path))
+    return FALSE;
+
+  return path != SERIO_CODEC_PATH_AVX2 || cpu_has_avx2 ();
 }
 
 static SerioCodecPath
@@ -103,6 +116,13 @@ codec_path (void)
   return (SerioCodecPath) known;
 }
 
+/* The kernels of the form that the library takes, which is built. */
+static inline const SerioCodecKernel *
+chosen_kernel (void)
+{
+  return kernels[codec_path ()];
+}
+
 static inline gboolean
 codec_simd (void)
 {
@@ -113,6 +133,12 @@ SerioCodecPath
 _serio_codec_get_path (void)
 {
   return codec_path ();
+}
+
+const SerioCodecKernel *
+_serio_codec_kernel_on (SerioCodecPath path)
+{
+  return kernels[path_built (path) ? path : SERIO_CODEC_PATH_PORTABLE];
 }
 
 const char *
@@ -179,56 +205,13 @@ _serio_codec_write_header (char       *out,
   return out;
 }
 
-/* Each form's loop in a function of its own, as the AVX2 one is. */
-#ifdef SERIO_CODEC_SSE2
-G_NO_INLINE static char *
-write_tokens_sse2 (char         *out,
-                   const double *values,
-                   gsize         n_values,
-                   gboolean      leading_comma)
-{
-  return write_tokens (out, values, n_values, leading_comma, TRUE);
-}
-#endif
-
-G_NO_INLINE static char *
-write_tokens_portable (char         *out,
-                       const double *values,
-                       gsize         n_values,
-                       gboolean      leading_comma)
-{
-  return write_tokens (out, values, n_values, leading_comma, FALSE);
-}
-
-char *
-_serio_codec_write_tokens_on (SerioCodecPath  path,
-                              char           *out,
-                              const double   *values,
-                              gsize           n_values,
-                              gboolean        leading_comma)
-{
-  switch (path)
-    {
-#ifdef SERIO_CODEC_HAVE_AVX2
-    case SERIO_CODEC_PATH_AVX2:
-      return _serio_codec_write_tokens_avx2 (out, values, n_values, leading_comma);
-#endif
-#ifdef SERIO_CODEC_SSE2
-    case SERIO_CODEC_PATH_SSE2:
-      return write_tokens_sse2 (out, values, n_values, leading_comma);
-#endif
-    default:
-      return write_tokens_portable (out, values, n_values, leading_comma);
-    }
-}
-
 char *
 _serio_codec_write_tokens (char         *out,
                            const double *values,
                            gsize         n_values,
                            gboolean      leading_comma)
 {
-  return _serio_codec_write_tokens_on (codec_path (), out, values, n_values, leading_comma);
+  return chosen_kernel ()->write_tokens (out, values, n_values, leading_comma);
 }
 
 /* Writes one record; @out must have _serio_codec_record_bound() bytes. */
@@ -371,17 +354,6 @@ set_token_error_reason (GError      **error,
     _serio_error_set_location (*error, line, index, detail);
 }
 
-static void
-set_token_error (GError     **error,
-                 const Problem *problem,
-                 gulong       line,
-                 guint64      index,
-                 const char  *token,
-                 const char  *line_end)
-{
-  set_token_error_reason (error, problem->code, _(problem->reason), line, index, token, line_end);
-}
-
 void
 _serio_codec_set_dtype_error (GError     **error,
                               SerioDtype   dtype,
@@ -424,7 +396,7 @@ _serio_codec_set_token_error (GError                  **error,
                               const char               *token,
                               const char               *line_end)
 {
-  set_token_error (error, problem, line, index, token, line_end);
+  set_token_error_reason (error, problem->code, _(problem->reason), line, index, token, line_end);
 }
 
 void
@@ -730,57 +702,6 @@ bad_count:
   }
 }
 
-#ifdef SERIO_CODEC_SSE2
-G_NO_INLINE static gsize
-parse_tokens_sse2 (const char         **s_inout,
-                   const char          *seg_end,
-                   const char          *buf_end,
-                   double              *values,
-                   gsize                max_tokens,
-                   gboolean            *ended,
-                   SerioCodecProblem   *problem)
-{
-  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, TRUE);
-}
-#endif
-
-G_NO_INLINE static gsize
-parse_tokens_portable (const char         **s_inout,
-                       const char          *seg_end,
-                       const char          *buf_end,
-                       double              *values,
-                       gsize                max_tokens,
-                       gboolean            *ended,
-                       SerioCodecProblem   *problem)
-{
-  return parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended, problem, FALSE);
-}
-
-gsize
-_serio_codec_parse_tokens_on (SerioCodecPath       path,
-                              const char         **s_inout,
-                              const char          *seg_end,
-                              const char          *buf_end,
-                              double              *values,
-                              gsize                max_tokens,
-                              gboolean            *ended,
-                              SerioCodecProblem   *problem)
-{
-  switch (path)
-    {
-#ifdef SERIO_CODEC_HAVE_AVX2
-    case SERIO_CODEC_PATH_AVX2:
-      return _serio_codec_parse_tokens_avx2 (s_inout, seg_end, buf_end, values, max_tokens, ended, problem);
-#endif
-#ifdef SERIO_CODEC_SSE2
-    case SERIO_CODEC_PATH_SSE2:
-      return parse_tokens_sse2 (s_inout, seg_end, buf_end, values, max_tokens, ended, problem);
-#endif
-    default:
-      return parse_tokens_portable (s_inout, seg_end, buf_end, values, max_tokens, ended, problem);
-    }
-}
-
 gsize
 _serio_codec_parse_tokens (const char         **s_inout,
                            const char          *seg_end,
@@ -790,8 +711,8 @@ _serio_codec_parse_tokens (const char         **s_inout,
                            gboolean            *ended,
                            SerioCodecProblem   *problem)
 {
-  return _serio_codec_parse_tokens_on (codec_path (), s_inout, seg_end, buf_end, values,
-                                       max_tokens, ended, problem);
+  return chosen_kernel ()->parse_tokens (s_inout, seg_end, buf_end, values, max_tokens, ended,
+                                         problem);
 }
 
 gboolean

@@ -6,8 +6,8 @@
  *
  * The other suites run once per form (SERIO_CODEC, see tests/c/meson.build)
  * and compare each with a reference; here the forms meet each other in one
- * process, on the same inputs, through _serio_codec_write_tokens_on() and
- * _serio_codec_parse_tokens_on(): the portable form is the yardstick.
+ * process, on the same inputs, through the kernels of each that
+ * _serio_codec_kernel_on() gives: the portable form is the yardstick.
  */
 
 #include "config.h"
@@ -53,7 +53,7 @@ write_on (SerioCodecPath  path,
   GString *text = g_string_sized_new (bound);
   char *end;
 
-  end = _serio_codec_write_tokens_on (path, text->str, values, n_values, leading_comma);
+  end = _serio_codec_kernel_on (path)->write_tokens (text->str, values, n_values, leading_comma);
   g_assert_cmpuint ((gsize) (end - text->str) + SERIO_CODEC_WRITE_SLACK, <=, bound);
   *end++ = '\n';
   g_string_set_size (text, end - text->str);
@@ -88,8 +88,8 @@ parse_on (SerioCodecPath  path,
   SerioCodecProblem problem = { 0, NULL };
   ParseResult result = { 0, 0, FALSE, 0, NULL };
 
-  result.n = _serio_codec_parse_tokens_on (path, &s, text + line_end, text + buf_len,
-                                           values, max, &result.ended, &problem);
+  result.n = _serio_codec_kernel_on (path)->parse_tokens (&s, text + line_end, text + buf_len,
+                                                          values, max, &result.ended, &problem);
   result.stop = (gsize) (s - text);
   result.code = problem.reason != NULL ? problem.code : -1;
   result.reason = problem.reason;
