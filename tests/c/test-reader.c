@@ -286,11 +286,15 @@ test_long (void)
           g_autofree char *middle = g_strdup_printf ("v1|x|3|1,%s,2\n", tokens[k]);
           g_autofree char *last = g_strdup_printf ("v1|x|2|1,%s\r\n", tokens[k]);
           g_autofree char *cut = g_strdup_printf ("v1|x|2|1,%s", tokens[k]);
+          /* a value that the type does not hold before the long token:
+           * the first bad value wins, whatever the buffer */
+          g_autofree char *misfit = g_strdup_printf ("v1|x@int8[3]|3|128,%s,2\n", tokens[k]);
 
           rd_compare_string (one);
           rd_compare_string (middle);
           rd_compare_string (last);
           rd_compare_string (cut);
+          rd_compare_string (misfit);
           g_free ((char *) tokens[k]);
         }
 
