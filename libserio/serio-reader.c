@@ -127,6 +127,11 @@
 /* read_bytes() starts with room for this many values. */
 #define FIRST_BYTES_ROOM    (64 * 1024)
 
+/* Typed values parsed on the calling thread go through doubles, this
+ * many at a time: few enough for the doubles to stay in the cache
+ * between the parse and the conversion. */
+#define SCRATCH_VALUES      8192
+
 typedef enum
 {
   STATE_LINE,       /* at the start of a line, no array */
@@ -189,6 +194,7 @@ struct _SerioReader
   /* Parallel parsing */
   guint           threads;      /* as set; 0 for the default */
   SerioWorkers   *workers;      /* made on first use */
+  double         *scratch;      /* SCRATCH_VALUES, made on first use */
 
   /* Progress */
   guint64               bytes_read;
@@ -227,6 +233,7 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->name, g_free);
   g_clear_pointer (&self->declared, g_free);
   g_clear_pointer (&self->workers, _serio_workers_free);
+  g_clear_pointer (&self->scratch, g_free);
   if (self->progress_notify != NULL)
     self->progress_notify (self->progress_data);
 
@@ -1010,27 +1017,48 @@ check_typed (SerioReader   *self,
   return fail (self, local_error, cancellable, error);
 }
 
+/* Fails on the value @value of the record, its value @index (1-based),
+ * which the record's type does not hold. */
+static gboolean
+fail_misfit (SerioReader   *self,
+             double         value,
+             guint64        index,
+             GCancellable  *cancellable,
+             GError       **error)
+{
+  GError *local_error = NULL;
+
+  _serio_codec_set_dtype_error (&local_error, self->dtype, value, self->line, index);
+  return fail (self, local_error, cancellable, error);
+}
+
 /* Parses tokens of the current record, storing up to @max_values of them
- * in @values (or none when it is %NULL), until @max_values were parsed or
- * the line ends. The values of a typed array are checked once parsed,
- * before any problem after them is reported. */
+ * in @out as elements of @out_dtype (float64, or the record's type), or
+ * none when @out is %NULL, until @max_values were parsed or the line
+ * ends. The values stored are checked against the record's type as they
+ * are parsed, so that the first bad value of the record is reported,
+ * whether its token is bad or the type does not hold it. */
 static gboolean
 parse_values (SerioReader   *self,
-              double        *values,
+              SerioDtype     out_dtype,
+              gpointer       out,
               gsize          max_values,
               gsize         *n_parsed,
               GCancellable  *cancellable,
               GError       **error)
 {
+  gsize size = serio_dtype_get_size (out_dtype);
   gsize got = 0;
-  guint64 first = self->n_tokens;
+
+  g_assert (out_dtype == SERIO_DTYPE_FLOAT64 || out_dtype == self->dtype);
 
   while (got < max_values && !self->line_done)
     {
       SerioCodecProblem problem;
       const char *s, *seg_end;
-      gboolean ended;
-      gsize n;
+      gboolean ended, converted;
+      double *doubles;
+      gsize n, room;
 
       if (!ensure_segment (self, cancellable, error))
         return FALSE;
@@ -1050,11 +1078,12 @@ parse_values (SerioReader   *self,
             }
         }
 
-      /* A long run of values, all wanted: parsed by several threads, in
-       * windows that end at commas, up to the values wanted. A span of 24
-       * bytes a value wanted holds them all (a token has at most 23), so
-       * that little is parsed ahead of what is taken. */
-      if (values != NULL && (gsize) (seg_end - s) >= PARALLEL_MIN_BYTES &&
+      /* A long run of values, all wanted: parsed, checked and stored by
+       * several threads, in windows that end at commas, up to the values
+       * wanted. A span of 24 bytes a value wanted holds them all (a token
+       * has at most 23), so that little is parsed ahead of what is
+       * taken. */
+      if (out != NULL && (gsize) (seg_end - s) >= PARALLEL_MIN_BYTES &&
           max_values - got >= PARALLEL_MIN_VALUES)
         {
           guint n_threads = _serio_threads_effective (self->threads);
@@ -1065,23 +1094,26 @@ parse_values (SerioReader   *self,
 
           if (n_threads > 1 && span_end != NULL && span_end > s)
             {
-              const char *bad = NULL, *end = NULL;
+              SerioParseStop stop;
+              const char *end = NULL;
 
               if (self->workers == NULL)
                 self->workers = _serio_workers_new ();
-              n = _serio_workers_parse (self->workers, s, span_end, self->buf + self->end, values + got,
-                                        max_values - got, n_threads, &end, &problem, &bad);
+              n = _serio_workers_parse (self->workers, s, span_end, self->buf + self->end, self->dtype,
+                                        out_dtype, (char *) out + got * size, max_values - got,
+                                        n_threads, &end, &stop);
               self->n_tokens += n;
               got += n;
-              if (G_UNLIKELY (problem.reason != NULL))
+              if (G_UNLIKELY (stop.misfit))
+                return fail_misfit (self, stop.value, self->n_tokens + 1, cancellable, error);
+              if (G_UNLIKELY (stop.problem.reason != NULL))
                 {
                   GError *local_error = NULL;
 
-                  if (!check_typed (self, values, got, first, cancellable, error))
-                    return FALSE;
-                  self->pos = bad - self->buf;
-                  _serio_codec_set_token_error (&local_error, &problem, self->line, self->n_tokens + 1,
-                                                bad, self->seg_eol ? seg_end : seg_end + 1);
+                  self->pos = stop.bad - self->buf;
+                  _serio_codec_set_token_error (&local_error, &stop.problem, self->line,
+                                                self->n_tokens + 1, stop.bad,
+                                                self->seg_eol ? seg_end : seg_end + 1);
                   return fail (self, local_error, cancellable, error);
                 }
 
@@ -1112,20 +1144,44 @@ parse_values (SerioReader   *self,
             }
         }
 
-      n = _serio_codec_parse_tokens (&s, seg_end, self->buf + self->end,
-                                     values != NULL ? values + got : NULL,
-                                     max_values - got, &ended, &problem);
+      /* Doubles are parsed in place; other elements through the
+       * scratch, a piece at a time. */
+      room = max_values - got;
+      converted = out != NULL && out_dtype != SERIO_DTYPE_FLOAT64;
+      if (out == NULL)
+        {
+          doubles = NULL;
+        }
+      else if (!converted)
+        {
+          doubles = (double *) out + got;
+        }
+      else
+        {
+          if (self->scratch == NULL)
+            self->scratch = g_new (double, SCRATCH_VALUES);
+          doubles = self->scratch;
+          room = MIN (room, SCRATCH_VALUES);
+        }
+
+      n = _serio_codec_parse_tokens (&s, seg_end, self->buf + self->end, doubles, room, &ended,
+                                     &problem);
+      self->pos = s - self->buf;
+
+      /* The values come before the problem that stopped the parse, if
+       * any; the token stays in the window: the check does not move
+       * it. */
+      if (!check_typed (self, doubles, n, self->n_tokens, cancellable, error))
+        return FALSE;
+      if (converted)
+        _serio_dtype_from_doubles (out_dtype, doubles, n, (char *) out + got * size);
       self->n_tokens += n;
       got += n;
-      self->pos = s - self->buf;
 
       if (G_UNLIKELY (problem.reason != NULL))
         {
           GError *local_error = NULL;
 
-          /* The token stays in the window: the check does not move it. */
-          if (values != NULL && !check_typed (self, values, got, first, cancellable, error))
-            return FALSE;
           _serio_codec_set_token_error (&local_error, &problem, self->line, self->n_tokens + 1,
                                         s, self->seg_eol ? seg_end : seg_end + 1);
           return fail (self, local_error, cancellable, error);
@@ -1147,9 +1203,6 @@ parse_values (SerioReader   *self,
         }
     }
 
-  if (values != NULL && !check_typed (self, values, got, first, cancellable, error))
-    return FALSE;
-
   if (n_parsed != NULL)
     *n_parsed = got;
   return TRUE;
@@ -1166,11 +1219,11 @@ finish_record (SerioReader   *self,
                GError       **error)
 {
   if (store != NULL && self->n_tokens < store_limit &&
-      !parse_values (self, store + self->n_tokens, store_limit - self->n_tokens, NULL,
-                     cancellable, error))
+      !parse_values (self, SERIO_DTYPE_FLOAT64, store + self->n_tokens, store_limit - self->n_tokens,
+                     NULL, cancellable, error))
     return FALSE;
 
-  if (!parse_values (self, NULL, G_MAXSIZE, NULL, cancellable, error))
+  if (!parse_values (self, SERIO_DTYPE_FLOAT64, NULL, G_MAXSIZE, NULL, cancellable, error))
     return FALSE;
 
   if (G_UNLIKELY (!self->count_exact || self->count != self->n_tokens))
@@ -1713,6 +1766,94 @@ serio_reader_get_n_left (SerioReader *self)
   return self->state == STATE_VALUES ? self->count - MIN (self->n_tokens, self->count) : 0;
 }
 
+/* read_values() and read_typed(): the next values of the current array
+ * into @out, as elements of @out_dtype (float64, or the array's type). */
+static gboolean
+read_elements (SerioReader   *self,
+               SerioDtype     out_dtype,
+               gpointer       out,
+               gsize          n_values,
+               gsize         *n_read,
+               GCancellable  *cancellable,
+               GError       **error)
+{
+  gsize want, got = 0;
+
+  if (n_read != NULL)
+    *n_read = 0;
+  if (!check_usable (self, error))
+    return FALSE;
+  if (self->state != STATE_VALUES)
+    return TRUE;
+
+  want = MIN ((guint64) n_values, serio_reader_get_n_left (self));
+  if (want > 0 && !parse_values (self, out_dtype, out, want, &got, cancellable, error))
+    return FALSE;
+
+  /* The record ends early (got < want) or holds its last value now. */
+  if (self->line_done || self->n_tokens == self->count)
+    {
+      if (!finish_record (self, NULL, 0, cancellable, error))
+        return FALSE;
+      self->state = STATE_DONE;
+    }
+
+  if (n_read != NULL)
+    *n_read = got;
+  return TRUE;
+}
+
+/* read_bytes() and read_typed_bytes(): the next values of the current
+ * array, up to @max_values, as elements of @out_dtype in new bytes. */
+static GBytes *
+read_elements_bytes (SerioReader   *self,
+                     SerioDtype     out_dtype,
+                     gsize          max_values,
+                     GCancellable  *cancellable,
+                     GError       **error)
+{
+  gsize size = serio_dtype_get_size (out_dtype);
+  gsize want, room, got = 0;
+  char *values;
+
+  if (!check_usable (self, error))
+    return NULL;
+
+  want = MIN ((guint64) max_values, serio_reader_get_n_left (self));
+  want = MIN (want, G_MAXSIZE / size);
+
+  /* The room grows with the values that really come, not with the count
+   * the text declares. */
+  if (want == 0)
+    return g_bytes_new (NULL, 0);
+  room = MIN (want, FIRST_BYTES_ROOM);
+  values = g_malloc (room * size);
+
+  for (;;)
+    {
+      gsize n;
+
+      if (!read_elements (self, out_dtype, values + got * size, room - got, &n, cancellable, error))
+        {
+          g_free (values);
+          return NULL;
+        }
+      got += n;
+      if (n == 0 || got == want)
+        break;
+      if (got == room)
+        {
+          room = room > want / 2 ? want : room * 2;
+          values = g_realloc (values, room * size);
+        }
+    }
+
+  if (got < room)
+    values = g_realloc (values, got * size);
+
+  return g_bytes_new_take (values, got * size);
+}
+
 /**
  * serio_reader_read_values: (skip)
  * @self: a #SerioReader
@@ -1743,35 +1884,12 @@ serio_reader_read_values (SerioReader   *self,
                           GCancellable  *cancellable,
                           GError       **error)
 {
-  gsize want, got = 0;
-
   g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
   g_return_val_if_fail (values != NULL || n_values == 0, FALSE);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  if (n_read != NULL)
-    *n_read = 0;
-  if (!check_usable (self, error))
-    return FALSE;
-  if (self->state != STATE_VALUES)
-    return TRUE;
-
-  want = MIN ((guint64) n_values, serio_reader_get_n_left (self));
-  if (want > 0 && !parse_values (self, values, want, &got, cancellable, error))
-    return FALSE;
-
-  /* The record ends early (got < want) or holds its last value now. */
-  if (self->line_done || self->n_tokens == self->count)
-    {
-      if (!finish_record (self, NULL, 0, cancellable, error))
-        return FALSE;
-      self->state = STATE_DONE;
-    }
-
-  if (n_read != NULL)
-    *n_read = got;
-  return TRUE;
+  return read_elements (self, SERIO_DTYPE_FLOAT64, values, n_values, n_read, cancellable, error);
 }
 
 /**
@@ -1796,49 +1914,11 @@ serio_reader_read_bytes (SerioReader   *self,
                          GCancellable  *cancellable,
                          GError       **error)
 {
-  gsize want, room, got = 0;
-  double *values;
-
   g_return_val_if_fail (SERIO_IS_READER (self), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  if (!check_usable (self, error))
-    return NULL;
-
-  want = MIN ((guint64) max_values, serio_reader_get_n_left (self));
-  want = MIN (want, G_MAXSIZE / sizeof (double));
-
-  /* The room grows with the values that really come, not with the count
-   * the text declares. */
-  if (want == 0)
-    return g_bytes_new (NULL, 0);
-  room = MIN (want, FIRST_BYTES_ROOM);
-  values = g_new (double, room);
-
-  for (;;)
-    {
-      gsize n;
-
-      if (!serio_reader_read_values (self, values + got, room - got, &n, cancellable, error))
-        {
-          g_free (values);
-          return NULL;
-        }
-      got += n;
-      if (n == 0 || got == want)
-        break;
-      if (got == room)
-        {
-          room = room > want / 2 ? want : room * 2;
-          values = g_renew (double, values, room);
-        }
-    }
-
-  if (got < room)
-    values = g_renew (double, values, got);
-
-  return g_bytes_new_take (values, got * sizeof (double));
+  return read_elements_bytes (self, SERIO_DTYPE_FLOAT64, max_values, cancellable, error);
 }
 
 /**
@@ -1979,10 +2059,6 @@ serio_reader_get_dtype (SerioReader *self)
   return self->state == STATE_VALUES || self->state == STATE_DONE ? self->dtype : SERIO_DTYPE_FLOAT64;
 }
 
-/* Typed values are read through doubles, this many at a time: enough for
- * the parallel parse of parse_values(). */
-#define TYPED_CHUNK_VALUES (64 * 1024)
-
 /**
  * serio_reader_read_typed: (skip)
  * @self: a #SerioReader
@@ -2011,42 +2087,13 @@ serio_reader_read_typed (SerioReader   *self,
                          GCancellable  *cancellable,
                          GError       **error)
 {
-  SerioDtype dtype;
-  gsize size, done = 0;
-  g_autofree double *chunk = NULL;
-
   g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
   g_return_val_if_fail (buffer != NULL || n_values == 0, FALSE);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
   g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
 
-  dtype = serio_reader_get_dtype (self);
-  if (dtype == SERIO_DTYPE_FLOAT64)
-    return serio_reader_read_values (self, buffer, n_values, n_read, cancellable, error);
-
-  if (n_read != NULL)
-    *n_read = 0;
-  size = serio_dtype_get_size (dtype);
-  n_values = MIN ((guint64) n_values, serio_reader_get_n_left (self));
-  chunk = g_new (double, MAX (MIN (n_values, TYPED_CHUNK_VALUES), 1));
-
-  do
-    {
-      gsize n;
-
-      if (!serio_reader_read_values (self, chunk, MIN (n_values - done, TYPED_CHUNK_VALUES), &n,
-                                     cancellable, error))
-        return FALSE;
-      _serio_dtype_from_doubles (dtype, chunk, n, (char *) buffer + done * size);
-      done += n;
-      if (n == 0)
-        break;
-    }
-  while (done < n_values);
-
-  if (n_read != NULL)
-    *n_read = done;
-  return TRUE;
+  return read_elements (self, serio_reader_get_dtype (self), buffer, n_values, n_read,
+                        cancellable, error);
 }
 
 /**
@@ -2074,27 +2121,9 @@ serio_reader_read_typed_bytes (SerioReader   *self,
                                GCancellable  *cancellable,
                                GError       **error)
 {
-  SerioDtype dtype;
-  g_autoptr(GBytes) values = NULL;
-  gconstpointer data;
-  gsize size, n;
-  gpointer out;
-
   g_return_val_if_fail (SERIO_IS_READER (self), NULL);
   g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), NULL);
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
-  dtype = serio_reader_get_dtype (self);
-  values = serio_reader_read_bytes (self, max_values, cancellable, error);
-  if (values == NULL || dtype == SERIO_DTYPE_FLOAT64)
-    return g_steal_pointer (&values);
-
-  data = g_bytes_get_data (values, &size);
-  n = size / sizeof (double);
-  if (n == 0)
-    return g_bytes_new (NULL, 0);
-  out = g_malloc (n * serio_dtype_get_size (dtype));
-  _serio_dtype_from_doubles (dtype, data, n, out);
-
-  return g_bytes_new_take (out, n * serio_dtype_get_size (dtype));
+  return read_elements_bytes (self, serio_reader_get_dtype (self), max_values, cancellable, error);
 }

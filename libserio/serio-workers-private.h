@@ -13,8 +13,9 @@
  * calling thread takes the results in order, so the work flows without a
  * pause between rounds; every call ends with its threads done. The
  * results do not depend on the number of threads: formatted blocks are
- * put out in order, and the first bad token reported is the first in the
- * order of the text.
+ * put out in order, and the first bad value reported (a bad token, or a
+ * value that the type does not hold) is the first in the order of the
+ * text.
  */
 
 #pragma once
@@ -22,6 +23,7 @@
 #include <glib.h>
 
 #include "serio-codec-private.h"
+#include "serio-dtype.h"
 #include "serio-threads-private.h"
 
 G_BEGIN_DECLS
@@ -69,24 +71,39 @@ gsize         _serio_workers_format       (SerioWorkers       *workers,
                                            SerioBlockSink      sink,
                                            gpointer            user_data);
 
+/* Why a parse stopped before the values wanted, if it did. */
+typedef struct
+{
+  SerioCodecProblem  problem;   /* a bad token: reason set (%NULL otherwise) */
+  const char        *bad;       /* that token */
+  gboolean           misfit;    /* a value that the type does not hold */
+  double             value;     /* that value */
+} SerioParseStop;
+
 /* Parses up to @max_values tokens of [s, span_end), which ends at a comma
- * or at the end of a line, into @values, with up to @n_threads threads, in
- * windows of 64 KiB cut at commas. @buf_end bounds the 8-byte loads.
- * Returns the number of values stored and sets *@end to where the next
- * token starts (@span_end once every token of the span was parsed). On a
- * bad token, the first in the text among those within @max_values,
- * @problem->reason is set and *@bad is that token (@problem->reason is
- * %NULL otherwise). */
+ * or at the end of a line, with up to @n_threads threads, in windows of
+ * 64 KiB cut at commas, and checks that @dtype holds every value. The
+ * values go to @out as elements of @out_dtype (float64, or @dtype): each
+ * thread checks and converts the values of its window and writes them in
+ * place, so that nothing is left to do on the calling thread. @buf_end
+ * bounds the 8-byte loads. Returns the number of values stored and sets
+ * *@end to where the next token starts (@span_end once every token of
+ * the span was parsed). The first bad value in the text among those
+ * within @max_values, be it a bad token or a value that @dtype does not
+ * hold, stops the parse after the values before it and is described in
+ * @stop (whose problem.reason is %NULL and misfit %FALSE otherwise); the
+ * elements of @out after them are then undefined. */
 gsize         _serio_workers_parse        (SerioWorkers       *workers,
                                            const char         *s,
                                            const char         *span_end,
                                            const char         *buf_end,
-                                           double             *values,
+                                           SerioDtype          dtype,
+                                           SerioDtype          out_dtype,
+                                           gpointer            out,
                                            gsize               max_values,
                                            guint               n_threads,
                                            const char        **end,
-                                           SerioCodecProblem  *problem,
-                                           const char        **bad);
+                                           SerioParseStop     *stop);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SerioWorkers, _serio_workers_free)
 

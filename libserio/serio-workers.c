@@ -9,6 +9,7 @@
 
 #include <string.h>
 
+#include "serio-dtype-private.h"
 #include "serio-workers-private.h"
 
 #ifdef G_OS_UNIX
@@ -30,20 +31,28 @@
 
 /* A slot is empty when it holds no item. */
 #define NO_ITEM G_MAXSIZE
+/* A window whose values all fit the type. */
+#define NO_MISFIT G_MAXSIZE
 
 typedef struct
 {
   const char *start;
   const char *end;
+  /* Set under the lock once the window is parsed: where its values go
+   * in the call's output, and how many it has. */
+  gboolean    counted;
+  gsize       first;
+  gsize       n;
 } ParseWindow;
 
-/* The values of one window, once parsed. */
+/* The values of one window, once parsed, checked and stored. */
 typedef struct
 {
   double            *out;       /* PARSE_ROOM values */
   gsize              n;
   SerioCodecProblem  problem;
   const char        *stop;      /* the bad token, on a problem */
+  gsize              misfit;    /* the first value the type does not hold, or NO_MISFIT */
 } ParseSlot;
 
 /*
@@ -101,6 +110,10 @@ struct _SerioWorkers
   ParseWindow      *windows;
   gsize             windows_size;
   const char       *buf_end;
+  SerioDtype        dtype;
+  SerioDtype        out_dtype;
+  char             *out;
+  gsize             max_values;
 };
 
 guint
@@ -445,27 +458,62 @@ _serio_workers_format (SerioWorkers   *workers,
   return run_ring (workers, format_item, take_block, &take, n_threads, n_blocks) * block_values;
 }
 
+/* Parses window @index into its slot's doubles, checks them against the
+ * type and writes those before the first misfit to the output, after the
+ * values of the windows before it: where that is, the thread learns from
+ * the window before, which was claimed first and so is parsed about as
+ * soon as this one. */
 static void
 parse_item (SerioWorkers *workers,
             gsize         index)
 {
   ParseSlot *slot = &workers->parsed[index % workers->n_slots];
-  const char *s = workers->windows[index].start;
+  ParseWindow *window = &workers->windows[index];
+  const char *s = window->start;
+  gsize first, n_store;
   gboolean ended;
 
-  slot->n = _serio_codec_parse_tokens (&s, workers->windows[index].end, workers->buf_end, slot->out,
+  slot->n = _serio_codec_parse_tokens (&s, window->end, workers->buf_end, slot->out,
                                        PARSE_ROOM, &ended, &slot->problem);
   slot->stop = s;
+  slot->misfit = NO_MISFIT;
+  n_store = slot->n;
+  if (workers->dtype != SERIO_DTYPE_FLOAT64 &&
+      _serio_dtype_find_misfit (workers->dtype, slot->out, slot->n, &slot->misfit))
+    n_store = slot->misfit;
+
+  g_mutex_lock (&workers->lock);
+  while (index > 0 && !workers->windows[index - 1].counted && !workers->stop)
+    g_cond_wait (&workers->done, &workers->lock);
+  if (workers->stop)
+    {
+      /* The caller took what it wanted: the window before may never be
+       * parsed, and nothing of this one is needed. */
+      g_mutex_unlock (&workers->lock);
+      return;
+    }
+  first = index > 0 ? workers->windows[index - 1].first + workers->windows[index - 1].n : 0;
+  window->first = first;
+  window->n = slot->n;
+  window->counted = TRUE;
+  g_cond_broadcast (&workers->done);
+  g_mutex_unlock (&workers->lock);
+
+  /* Values past those wanted are not stored: the caller has no room. */
+  if (first < workers->max_values)
+    {
+      n_store = MIN (n_store, workers->max_values - first);
+      _serio_dtype_from_doubles (workers->out_dtype, slot->out, n_store,
+                                 workers->out + first * serio_dtype_get_size (workers->out_dtype));
+    }
 }
 
 typedef struct
 {
-  double             *values;
   gsize               max_values;
   gsize               stored;
   const char         *end;      /* where the values taken end */
-  SerioCodecProblem  *problem;
-  const char        **bad;
+  SerioParseStop     *stop;
 } ParseTake;
 
 static gboolean
@@ -477,13 +525,22 @@ take_values (SerioWorkers *workers,
   ParseSlot *slot = &workers->parsed[index % workers->n_slots];
   gsize left = take->max_values - take->stored;
 
-  /* The values wanted end inside this window: take them and find where
-   * the next token starts; a bad token beyond them is not reached yet. */
+  /* A value the type does not hold, among those wanted: the values
+   * before it are stored, and it comes before any bad token after it. */
+  if (slot->misfit < left)
+    {
+      take->stored += slot->misfit;
+      take->stop->misfit = TRUE;
+      take->stop->value = slot->out[slot->misfit];
+      return FALSE;
+    }
+
+  /* The values wanted end inside this window: they are stored; find where
+   * the next token starts. A bad token beyond them is not reached yet. */
   if (slot->n > left)
     {
       const char *p = workers->windows[index].start;
 
-      memcpy (take->values + take->stored, slot->out, left * sizeof (double));
       take->stored += left;
       for (gsize k = 0; k < left; k++)
         p = (const char *) memchr (p, ',', workers->windows[index].end - p) + 1;
@@ -491,7 +548,6 @@ take_values (SerioWorkers *workers,
       return FALSE;
     }
 
-  memcpy (take->values + take->stored, slot->out, slot->n * sizeof (double));
   take->stored += slot->n;
   if (slot->problem.reason == NULL)
     {
@@ -500,8 +556,8 @@ take_values (SerioWorkers *workers,
       return take->stored < take->max_values;
     }
 
-  *take->problem = slot->problem;
-  *take->bad = slot->stop;
+  take->stop->problem = slot->problem;
+  take->stop->bad = slot->stop;
   return FALSE;
 }
 
@@ -529,6 +585,7 @@ cut_windows (SerioWorkers *workers,
         }
       workers->windows[n].start = s;
       workers->windows[n].end = cut;
+      workers->windows[n].counted = FALSE;
       n++;
       if (cut == span_end)
         return n;
@@ -541,28 +598,42 @@ _serio_workers_parse (SerioWorkers       *workers,
                       const char         *s,
                       const char         *span_end,
                       const char         *buf_end,
-                      double             *values,
+                      SerioDtype          dtype,
+                      SerioDtype          out_dtype,
+                      gpointer            out,
                       gsize               max_values,
                       guint               n_threads,
                       const char        **end,
-                      SerioCodecProblem  *problem,
-                      const char        **bad)
+                      SerioParseStop     *stop)
 {
-  ParseTake take = { values, max_values, 0, s, problem, bad };
+  ParseTake take = { max_values, 0, s, stop };
   gsize n_windows;
 
+  g_assert (out_dtype == SERIO_DTYPE_FLOAT64 || out_dtype == dtype);
   n_threads = CLAMP (n_threads, 1, SERIO_MAX_THREADS);
-  problem->reason = NULL;
+  stop->problem.reason = NULL;
+  stop->bad = NULL;
+  stop->misfit = FALSE;
   n_windows = cut_windows (workers, s, span_end);
 
-  /* One window, or one thread: no threads, no copy. */
-  if (n_windows == 1 || n_threads == 1)
+  /* Doubles wanted from one window, or with one thread: no threads, no
+   * copy. */
+  if (out_dtype == SERIO_DTYPE_FLOAT64 && (n_windows == 1 || n_threads == 1))
     {
       gboolean ended;
-      gsize stored = _serio_codec_parse_tokens (&s, span_end, buf_end, values, max_values, &ended, problem);
+      gsize stored = _serio_codec_parse_tokens (&s, span_end, buf_end, out, max_values, &ended,
+                                                &stop->problem);
+      gsize misfit;
 
-      *bad = s;
+      stop->bad = s;
       *end = s;
+      if (dtype != SERIO_DTYPE_FLOAT64 && _serio_dtype_find_misfit (dtype, out, stored, &misfit))
+        {
+          stop->problem.reason = NULL;
+          stop->misfit = TRUE;
+          stop->value = ((const double *) out)[misfit];
+          return misfit;
+        }
       return stored;
     }
 
@@ -572,6 +643,10 @@ _serio_workers_parse (SerioWorkers       *workers,
         workers->parsed[i].out = g_new (double, PARSE_ROOM);
     }
   workers->buf_end = buf_end;
+  workers->dtype = dtype;
+  workers->out_dtype = out_dtype;
+  workers->out = out;
+  workers->max_values = max_values;
 
   run_ring (workers, parse_item, take_values, &take, n_threads, n_windows);
   *end = take.end;

@@ -111,6 +111,20 @@ rd_read (GBytes    *text,
   return g_steal_pointer (&bundle);
 }
 
+/* Asserts that @actual is @expected, and the same location as data. */
+static void
+assert_same_error (const GError *actual,
+                   const GError *expected)
+{
+  g_assert_nonnull (actual);
+  g_assert_true (actual->domain == expected->domain);
+  g_assert_cmpint (actual->code, ==, expected->code);
+  g_assert_cmpstr (actual->message, ==, expected->message);
+  g_assert_cmpuint (serio_error_get_line (actual), ==, serio_error_get_line (expected));
+  g_assert_cmpuint (serio_error_get_value_index (actual), ==, serio_error_get_value_index (expected));
+  g_assert_cmpstr (serio_error_get_detail (actual), ==, serio_error_get_detail (expected));
+}
+
 /* The reader and the in-memory reader agree on @text, read with @chunk
  * and @buffer_size. */
 static void
@@ -127,14 +141,7 @@ rd_compare_with (GBytes *text,
     {
       if (actual == NULL)
         g_test_message ("expected: %s", expected->message);
-      g_assert_nonnull (actual);
-      g_assert_true (actual->domain == expected->domain);
-      g_assert_cmpint (actual->code, ==, expected->code);
-      g_assert_cmpstr (actual->message, ==, expected->message);
-      /* and the same location as data */
-      g_assert_cmpuint (serio_error_get_line (actual), ==, serio_error_get_line (expected));
-      g_assert_cmpuint (serio_error_get_value_index (actual), ==, serio_error_get_value_index (expected));
-      g_assert_cmpstr (serio_error_get_detail (actual), ==, serio_error_get_detail (expected));
+      assert_same_error (actual, expected);
     }
   else
     {
@@ -279,11 +286,15 @@ test_long (void)
           g_autofree char *middle = g_strdup_printf ("v1|x|3|1,%s,2\n", tokens[k]);
           g_autofree char *last = g_strdup_printf ("v1|x|2|1,%s\r\n", tokens[k]);
           g_autofree char *cut = g_strdup_printf ("v1|x|2|1,%s", tokens[k]);
+          /* a value that the type does not hold before the long token:
+           * the first bad value wins, whatever the buffer */
+          g_autofree char *misfit = g_strdup_printf ("v1|x@int8[3]|3|128,%s,2\n", tokens[k]);
 
           rd_compare_string (one);
           rd_compare_string (middle);
           rd_compare_string (last);
           rd_compare_string (cut);
+          rd_compare_string (misfit);
           g_free ((char *) tokens[k]);
         }
 
@@ -705,6 +716,404 @@ test_bytes_and_stream (void)
   g_assert_true (serio_reader_get_finished (reader));
 }
 
+/* ------------------------------------------------------------------ */
+/* Typed reads of long runs                                           */
+/* ------------------------------------------------------------------ */
+
+/* The windows of the parallel parse (serio-workers.c): a long run of
+ * values is cut into windows of about this many bytes. */
+#define TYPED_WINDOW (64 * 1024)
+
+typedef struct
+{
+  SerioDtype  dtype;
+  const char *misfit;   /* a canonical token that the type does not hold */
+} TypedCase;
+
+static const TypedCase typed_cases[] = {
+  { SERIO_DTYPE_FLOAT32, "16777217" },
+  { SERIO_DTYPE_BFLOAT16, "257" },
+  { SERIO_DTYPE_FLOAT16, "1p-25" },
+  { SERIO_DTYPE_INT8, "128" },
+  { SERIO_DTYPE_BOOL, "2" },
+};
+
+/* Enough values for several windows of the shortest tokens (bool's, 2
+ * bytes a value). */
+#define TYPED_N_VALUES 250000
+
+/* @n random elements of @dtype, every one valid. */
+static GBytes *
+typed_elements (SerioDtype dtype,
+                gsize      n)
+{
+  gsize size = serio_dtype_get_size (dtype);
+  guint8 *data = g_malloc (n * size);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      guint8 *at = data + i * size;
+
+      switch (dtype)
+        {
+        case SERIO_DTYPE_FLOAT32:
+          {
+            float f = (float) g_test_rand_double_range (-1e6, 1e6);
+
+            memcpy (at, &f, sizeof f);
+          }
+          break;
+        case SERIO_DTYPE_BFLOAT16:
+          {
+            float f = (float) g_test_rand_double_range (-1e6, 1e6);
+            guint32 bits;
+            guint16 top;
+
+            memcpy (&bits, &f, sizeof bits);
+            top = (guint16) (bits >> 16);
+            memcpy (at, &top, sizeof top);
+          }
+          break;
+        case SERIO_DTYPE_FLOAT16:
+          {
+            /* finite halves, subnormals included */
+            guint16 half = (guint16) (g_test_rand_int_range (0, 0x7c00) | (g_test_rand_bit () << 15));
+
+            memcpy (at, &half, sizeof half);
+          }
+          break;
+        case SERIO_DTYPE_INT8:
+          *(gint8 *) at = (gint8) g_test_rand_int_range (-128, 128);
+          break;
+        case SERIO_DTYPE_BOOL:
+          *at = (guint8) g_test_rand_bit ();
+          break;
+        default:
+          g_assert_not_reached ();
+        }
+    }
+
+  return g_bytes_new_take (data, n * size);
+}
+
+/* A plain text of one array "w" of @dtype holding @elements. */
+static GBytes *
+typed_text (SerioDtype  dtype,
+            GBytes     *elements)
+{
+  g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(GError) error = NULL;
+  guint64 shape[1] = { g_bytes_get_size (elements) / serio_dtype_get_size (dtype) };
+
+  g_assert_true (serio_writer_write_typed (writer, "w", dtype, shape, 1, elements, NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (serio_writer_close (writer, NULL, &error));
+  g_assert_no_error (error);
+
+  return g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+}
+
+/* The text of typed_cases[@c] with random elements, which go to
+ * @elements. */
+static GBytes *
+typed_case_text (gsize    c,
+                 GBytes **elements)
+{
+  *elements = typed_elements (typed_cases[c].dtype, TYPED_N_VALUES);
+
+  return typed_text (typed_cases[c].dtype, *elements);
+}
+
+/* Where the values of the text's first line start. */
+static gsize
+typed_values_start (GBytes *text)
+{
+  const char *data = g_bytes_get_data (text, NULL);
+  const char *p = data;
+
+  for (int bars = 0; bars < 3; bars++)
+    p = strchr (p, '|') + 1;
+
+  return p - data;
+}
+
+/* The index (0-based) of the value whose token holds the byte @offset
+ * bytes after the start of the values. */
+static gsize
+typed_token_at (GBytes *text,
+                gsize   offset)
+{
+  const char *data = g_bytes_get_data (text, NULL);
+  gsize start = typed_values_start (text);
+  gsize index = 0;
+
+  for (gsize i = start; i < start + offset; i++)
+    {
+      g_assert (data[i] != '\n');
+      index += data[i] == ',';
+    }
+
+  return index;
+}
+
+/* @text with the token of value @index (0-based) replaced by @token. */
+static GBytes *
+typed_text_with (GBytes     *text,
+                 gsize       index,
+                 const char *token)
+{
+  gsize size;
+  const char *data = g_bytes_get_data (text, &size);
+  gsize at = typed_values_start (text), end;
+  GString *out;
+
+  for (gsize k = 0; k < index; k++)
+    at = (const char *) memchr (data + at, ',', size - at) - data + 1;
+  for (end = at; data[end] != ',' && data[end] != '\n'; end++)
+    ;
+  out = g_string_new_len (data, at);
+  g_string_append (out, token);
+  g_string_append_len (out, data + end, size - end);
+
+  return g_string_free_to_bytes (out);
+}
+
+/* The threads asked for must be used: SERIO_THREADS would cap them. */
+static void
+typed_all_threads (void)
+{
+  if (g_getenv ("SERIO_THREADS") != NULL)
+    g_unsetenv ("SERIO_THREADS");
+}
+
+typedef enum
+{
+  TYPED_WHOLE,          /* read_typed(), all values in one call */
+  TYPED_PIECES,         /* read_typed() in uneven pieces */
+  TYPED_BYTES_PIECES,   /* read_typed_bytes() in uneven pieces */
+} TypedMode;
+
+/* Reads the one array of @text, from the bytes or through a stream, with
+ * @threads threads: its elements, or %NULL with @error set. */
+static GBytes *
+typed_read (GBytes     *text,
+            gboolean    from_stream,
+            guint       threads,
+            TypedMode   mode,
+            GError    **error)
+{
+  /* around the 8192 values from which a read is parsed in parallel, and
+   * ending inside windows */
+  static const gsize pieces[] = { 100003, 1, 8192, 70001, 8191, 3, 250000, 12345 };
+  g_autoptr(GInputStream) stream = from_stream ? test_chunked_input_stream_new (text, -70000) : NULL;
+  g_autoptr(SerioReader) reader = from_stream ? serio_reader_new (stream) : serio_reader_new_for_bytes (text);
+  g_autoptr(GByteArray) got = g_byte_array_new ();
+  GError *local_error = NULL;
+  SerioDtype dtype;
+  gsize size, n, done = 0;
+
+  serio_reader_set_threads (reader, threads);
+  if (!serio_reader_next (reader, NULL, error))
+    return NULL;
+  dtype = serio_reader_get_dtype (reader);
+  size = serio_dtype_get_size (dtype);
+  n = serio_reader_get_n_values (reader);
+  g_byte_array_set_size (got, n * size);
+
+  for (guint k = 0;; k++)
+    {
+      gsize want = mode == TYPED_WHOLE ? n - done : MIN (pieces[k % G_N_ELEMENTS (pieces)], n - done);
+      gsize n_read;
+
+      if (mode == TYPED_BYTES_PIECES)
+        {
+          g_autoptr(GBytes) piece = serio_reader_read_typed_bytes (reader, want, NULL, &local_error);
+
+          if (piece == NULL)
+            break;
+          n_read = g_bytes_get_size (piece) / size;
+          g_assert_cmpuint (g_bytes_get_size (piece), ==, n_read * size);
+          g_assert_cmpuint (n_read, <=, n - done);
+          if (n_read > 0)
+            memcpy (got->data + done * size, g_bytes_get_data (piece, NULL), n_read * size);
+        }
+      else if (!serio_reader_read_typed (reader, got->data + done * size, want, &n_read, NULL,
+                                         &local_error))
+        {
+          break;
+        }
+      done += n_read;
+      if (n_read == 0)
+        break;
+    }
+
+  if (local_error == NULL)
+    {
+      g_assert_cmpuint (done, ==, n);
+      g_assert_false (serio_reader_next (reader, NULL, &local_error));
+    }
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+  g_assert_true (serio_reader_get_finished (reader));
+
+  return g_byte_array_free_to_bytes (g_steal_pointer (&got));
+}
+
+static void
+assert_same_elements (GBytes *actual,
+                      GBytes *expected)
+{
+  gsize size;
+  gconstpointer data = g_bytes_get_data (expected, &size);
+
+  g_assert_nonnull (actual);
+  g_assert_cmpuint (g_bytes_get_size (actual), ==, size);
+  g_assert_true (memcmp (g_bytes_get_data (actual, NULL), data, size) == 0);
+}
+
+/* Reads @text from bytes and from a stream, on 1, 2 and 4 threads, in the
+ * modes up to @last_mode: each read gives @expected, or fails with
+ * @expected_error. */
+static void
+typed_read_every_way (GBytes       *text,
+                      TypedMode     last_mode,
+                      GBytes       *expected,
+                      const GError *expected_error)
+{
+  const guint threads[] = { 1, 2, 4 };
+
+  for (int from_stream = 0; from_stream < 2; from_stream++)
+    for (gsize t = 0; t < G_N_ELEMENTS (threads); t++)
+      for (TypedMode mode = TYPED_WHOLE; mode <= last_mode; mode++)
+        {
+          g_autoptr(GError) error = NULL;
+          g_autoptr(GBytes) got = NULL;
+
+          if (test_slow_tool () && (from_stream || threads[t] == 2))
+            continue;
+          got = typed_read (text, from_stream, threads[t], mode, &error);
+          if (expected_error != NULL)
+            {
+              g_assert_null (got);
+              assert_same_error (error, expected_error);
+            }
+          else
+            {
+              g_assert_no_error (error);
+              assert_same_elements (got, expected);
+            }
+        }
+}
+
+static void
+test_typed_parallel (void)
+{
+  g_test_summary ("A typed read of a long run gives the same elements, bit for bit, on 1, 2 and "
+                  "4 threads, in one call or in uneven pieces, as the serial read.");
+  typed_all_threads ();
+
+  for (gsize c = 0; c < G_N_ELEMENTS (typed_cases); c++)
+    {
+      g_autoptr(GBytes) elements = NULL;
+      g_autoptr(GBytes) text = typed_case_text (c, &elements);
+      g_autoptr(GBytes) serial = NULL;
+      g_autoptr(GError) error = NULL;
+
+      g_test_message ("%s: %" G_GSIZE_FORMAT " bytes", serio_dtype_to_string (typed_cases[c].dtype),
+                      g_bytes_get_size (text));
+      /* long enough for several windows: the parallel path */
+      g_assert_cmpuint (g_bytes_get_size (text), >, 6 * TYPED_WINDOW);
+      serial = typed_read (text, FALSE, 1, TYPED_WHOLE, &error);
+      g_assert_no_error (error);
+      assert_same_elements (serial, elements);
+
+      typed_read_every_way (text, TYPED_BYTES_PIECES, serial, NULL);
+    }
+}
+
+static void
+test_typed_parallel_errors (void)
+{
+  g_test_summary ("A typed read of a long run on several threads reports the first bad value of "
+                  "the record, a bad token or a value the type does not hold, in the 2nd or 3rd "
+                  "window, with the same error as the serial read.");
+  typed_all_threads ();
+
+  for (gsize c = 0; c < G_N_ELEMENTS (typed_cases); c++)
+    {
+      g_autoptr(GBytes) elements = NULL;
+      g_autoptr(GBytes) text = typed_case_text (c, &elements);
+      /* values in the 2nd, 3rd and 5th windows of a read of the whole run */
+      gsize in2 = typed_token_at (text, TYPED_WINDOW + TYPED_WINDOW / 2);
+      gsize in3 = typed_token_at (text, 2 * TYPED_WINDOW + TYPED_WINDOW / 2);
+      gsize in5 = typed_token_at (text, 4 * TYPED_WINDOW + TYPED_WINDOW / 2);
+      const char *misfit = typed_cases[c].misfit;
+      struct
+      {
+        gsize       misfit;   /* 1-based, or 0 */
+        gsize       syntax;   /* 1-based, or 0 */
+        int         code;     /* of the first */
+      } cases[] = {
+        { in2 + 1, 0, SERIO_ERROR_DOMAIN },
+        { in3 + 1, 0, SERIO_ERROR_DOMAIN },
+        { 0, in3 + 1, SERIO_ERROR_SYNTAX },
+        { in3 + 1, in2 + 1, SERIO_ERROR_SYNTAX },     /* a bad token in an earlier window */
+        { in2 + 1, in3 + 1, SERIO_ERROR_DOMAIN },     /* a bad token in a later window */
+        { in3 + 1, in5 + 1, SERIO_ERROR_DOMAIN },
+        { in3 + 1, in3 + 2, SERIO_ERROR_DOMAIN },     /* in the same window */
+        { in3 + 2, in3 + 1, SERIO_ERROR_SYNTAX },
+      };
+
+      g_test_message ("%s: values %" G_GSIZE_FORMAT ", %" G_GSIZE_FORMAT ", %" G_GSIZE_FORMAT,
+                      serio_dtype_to_string (typed_cases[c].dtype), in2, in3, in5);
+      g_assert_cmpuint (in2, >, 0);
+      g_assert_cmpuint (in3, >, in2 + 1);
+      g_assert_cmpuint (in5, >, in3);
+
+      for (gsize i = 0; i < G_N_ELEMENTS (cases); i++)
+        {
+          g_autoptr(GBytes) bad = g_bytes_ref (text);
+          g_autoptr(GError) serial = NULL;
+          g_autoptr(GError) whole = NULL;
+          g_autoptr(GBytes) got = NULL;
+          g_autoptr(SerioBundle) bundle = NULL;
+
+          if (cases[i].misfit != 0)
+            {
+              GBytes *next = typed_text_with (bad, cases[i].misfit - 1, misfit);
+
+              g_bytes_unref (bad);
+              bad = next;
+            }
+          if (cases[i].syntax != 0)
+            {
+              GBytes *next = typed_text_with (bad, cases[i].syntax - 1, "+1");
+
+              g_bytes_unref (bad);
+              bad = next;
+            }
+
+          got = typed_read (bad, FALSE, 1, TYPED_WHOLE, &serial);
+          g_assert_null (got);
+          g_assert_error (serial, SERIO_ERROR, cases[i].code);
+          g_assert_cmpuint (serio_error_get_line (serial), ==, 1);
+          g_assert_cmpuint (serio_error_get_value_index (serial), ==,
+                            cases[i].code == SERIO_ERROR_DOMAIN ? cases[i].misfit : cases[i].syntax);
+
+          /* the bundle's load, which reads doubles (on every processor) */
+          bundle = serio_bundle_new_from_bytes (bad, &whole);
+          g_assert_null (bundle);
+          assert_same_error (whole, serial);
+
+          typed_read_every_way (bad, TYPED_PIECES, NULL, serial);
+        }
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -724,6 +1133,8 @@ main (int    argc,
   g_test_add_func ("/reader/stream-error", test_stream_error);
   g_test_add_func ("/reader/for-bytes", test_for_bytes);
   g_test_add_func ("/reader/bytes-and-stream", test_bytes_and_stream);
+  g_test_add_func ("/reader/typed-parallel", test_typed_parallel);
+  g_test_add_func ("/reader/typed-parallel-errors", test_typed_parallel_errors);
 
   return g_test_run ();
 }
