@@ -44,7 +44,7 @@ void          _serio_workers_free         (SerioWorkers       *workers);
 /* A block of values that a thread formatted into @out. */
 typedef struct
 {
-  const double *values;
+  const double *values;         /* the values formatted */
   gsize         n_values;
   gboolean      leading_comma;  /* a comma before the first token */
   char         *out;
@@ -57,13 +57,18 @@ typedef gboolean (*SerioBlockSink) (const SerioFormatBlock *block,
                                     gpointer                user_data);
 
 /* Formats the whole blocks of @block_values values at the start of the
- * @n_values at @values with up to @n_threads threads and hands them to
- * @sink in order, while the threads format the next ones. A comma goes
- * before every token but the very first when !@leading_comma. Returns the
- * number of values handed over: every whole block, or fewer when @sink
- * stopped. The tail of fewer than @block_values values is the caller's. */
+ * @n_values elements of @dtype at @elements with up to @n_threads threads
+ * and hands them to @sink in order, while the threads format the next
+ * ones. Each thread converts the elements of its block to doubles itself
+ * (aligned float64 ones are formatted where they are); the caller has
+ * checked that a double holds every one (_serio_dtype_to_doubles()), and
+ * @elements needs no alignment. A comma goes before every token but the
+ * very first when !@leading_comma. Returns the number of values handed
+ * over: every whole block, or fewer when @sink stopped. The tail of fewer
+ * than @block_values values is the caller's. */
 gsize         _serio_workers_format       (SerioWorkers       *workers,
-                                           const double       *values,
+                                           gconstpointer       elements,
+                                           SerioDtype          dtype,
                                            gsize               n_values,
                                            gsize               block_values,
                                            guint               n_threads,

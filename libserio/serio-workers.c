@@ -101,7 +101,11 @@ struct _SerioWorkers
   /* formatting */
   SerioFormatBlock  blocks[MAX_SLOTS];
   gsize             block_size; /* of each block's out */
-  const double     *values;
+  const guint8     *elements;
+  SerioDtype        format_dtype;
+  gboolean          in_place;   /* aligned float64: formatted where they are */
+  double           *doubles[MAX_SLOTS];     /* block_values each, otherwise */
+  gsize             doubles_values;
   gsize             block_values;
   gboolean          leading_comma;
 
@@ -215,6 +219,7 @@ _serio_workers_free (SerioWorkers *workers)
   for (guint i = 0; i < MAX_SLOTS; i++)
     {
       g_free (workers->blocks[i].out);
+      g_free (workers->doubles[i]);
       g_free (workers->parsed[i].out);
     }
   g_free (workers->windows);
@@ -384,10 +389,25 @@ static void
 format_item (SerioWorkers *workers,
              gsize         index)
 {
-  SerioFormatBlock *block = &workers->blocks[index % workers->n_slots];
+  guint slot = index % workers->n_slots;
+  SerioFormatBlock *block = &workers->blocks[slot];
+  const guint8 *elements = workers->elements +
+    index * workers->block_values * serio_dtype_get_size (workers->format_dtype);
   char *out = block->out;
+  gsize bad;
 
-  block->values = workers->values + index * workers->block_values;
+  if (workers->in_place)
+    {
+      block->values = (const double *) (gconstpointer) elements;
+    }
+  else
+    {
+      /* The caller checked that every element fits a double. */
+      if (!_serio_dtype_to_doubles (workers->format_dtype, elements, workers->block_values,
+                                    workers->doubles[slot], &bad))
+        g_assert_not_reached ();
+      block->values = workers->doubles[slot];
+    }
   block->n_values = workers->block_values;
   block->leading_comma = workers->leading_comma || index > 0;
 
@@ -422,7 +442,8 @@ take_block (SerioWorkers *workers,
 
 gsize
 _serio_workers_format (SerioWorkers   *workers,
-                       const double   *values,
+                       gconstpointer   elements,
+                       SerioDtype      dtype,
                        gsize           n_values,
                        gsize           block_values,
                        guint           n_threads,
@@ -445,13 +466,24 @@ _serio_workers_format (SerioWorkers   *workers,
         g_clear_pointer (&workers->blocks[i].out, g_free);
       workers->block_size = block_size;
     }
+  workers->in_place = dtype == SERIO_DTYPE_FLOAT64 &&
+                      (guintptr) elements % G_ALIGNOF (double) == 0;
+  if (!workers->in_place && block_values > workers->doubles_values)
+    {
+      for (guint i = 0; i < MAX_SLOTS; i++)
+        g_clear_pointer (&workers->doubles[i], g_free);
+      workers->doubles_values = block_values;
+    }
   for (guint i = 0; i < SLOTS_PER_THREAD * n_threads; i++)
     {
       if (workers->blocks[i].out == NULL)
         workers->blocks[i].out = g_malloc (workers->block_size);
+      if (!workers->in_place && workers->doubles[i] == NULL)
+        workers->doubles[i] = g_new (double, workers->doubles_values);
     }
 
-  workers->values = values;
+  workers->elements = elements;
+  workers->format_dtype = dtype;
   workers->block_values = block_values;
   workers->leading_comma = leading_comma;
 

@@ -1011,16 +1011,18 @@ write_formatted_block (const SerioFormatBlock *block,
   return write_block (sink->self, block, sink->cancellable, sink->error);
 }
 
-/* Formats the whole blocks of @values with @n_threads threads, which format
- * the next blocks while this one writes the last ones out in order.
- * Returns the number of values written, or G_MAXSIZE on an error. */
+/* Formats the whole blocks of the @n_values elements of @dtype at
+ * @elements with @n_threads threads, which convert and format the next
+ * blocks while this one writes the last ones out in order. Returns the
+ * number of values written, or G_MAXSIZE on an error. */
 static gsize
-put_values_parallel (SerioWriter   *self,
-                     const double  *values,
-                     gsize          n_values,
-                     guint          n_threads,
-                     GCancellable  *cancellable,
-                     GError       **error)
+put_elements_parallel (SerioWriter   *self,
+                       gconstpointer  elements,
+                       SerioDtype     dtype,
+                       gsize          n_values,
+                       guint          n_threads,
+                       GCancellable  *cancellable,
+                       GError       **error)
 {
   BlockSink sink = { self, cancellable, error };
   gsize done;
@@ -1031,8 +1033,8 @@ put_values_parallel (SerioWriter   *self,
   if (self->workers == NULL)
     self->workers = _serio_workers_new ();
 
-  done = _serio_workers_format (self->workers, values, n_values, BLOCK_VALUES, n_threads,
-                                !self->first_value, write_formatted_block, &sink);
+  done = _serio_workers_format (self->workers, elements, dtype, n_values, BLOCK_VALUES,
+                                n_threads, !self->first_value, write_formatted_block, &sink);
   if (self->state == STATE_BROKEN)
     return G_MAXSIZE;
 
@@ -1043,25 +1045,38 @@ put_values_parallel (SerioWriter   *self,
   return done;
 }
 
-/* Writes @n_values values of the open array, which has room for them. */
+/* Elements that are not aligned float64 are converted to doubles on the
+ * calling thread this many at a time. */
+#define SERIAL_CHUNK 1024
+
+/* Writes @n_values elements of @dtype at @elements (no alignment needed)
+ * to the open array, which has room for them; a double holds each one
+ * (see check_elements()). */
 static gboolean
-put_values (SerioWriter   *self,
-            const double  *values,
-            gsize          n_values,
-            GCancellable  *cancellable,
-            GError       **error)
+put_elements (SerioWriter   *self,
+              gconstpointer  elements,
+              SerioDtype     dtype,
+              gsize          n_values,
+              GCancellable  *cancellable,
+              GError       **error)
 {
+  const guint8 *data = elements;
+  gsize element = serio_dtype_get_size (dtype);
+  gboolean in_place = dtype == SERIO_DTYPE_FLOAT64 &&
+                      (guintptr) data % G_ALIGNOF (double) == 0;
+
   if (n_values >= 2 * BLOCK_VALUES)
     {
       guint n_threads = _serio_threads_effective (self->threads);
 
       if (n_threads > 1)
         {
-          gsize done = put_values_parallel (self, values, n_values, n_threads, cancellable, error);
+          gsize done = put_elements_parallel (self, data, dtype, n_values, n_threads,
+                                              cancellable, error);
 
           if (done == G_MAXSIZE)
             return FALSE;
-          values += done;
+          data += done * element;
           n_values -= done;
         }
     }
@@ -1071,6 +1086,9 @@ put_values (SerioWriter   *self,
       gsize room = (self->limit - MIN (self->used, self->limit)) / (SERIO_CODEC_TOKEN_MAX + 1);
       gsize n = MIN (n_values, room);
       char *out = self->buffer + self->used;
+      double chunk[SERIAL_CHUNK];
+      const double *values = (const double *) (gconstpointer) data;
+      gsize bad;
 
       if (n == 0)
         {
@@ -1079,17 +1097,36 @@ put_values (SerioWriter   *self,
           continue;
         }
 
+      if (!in_place)
+        {
+          n = MIN (n, SERIAL_CHUNK);
+          if (!_serio_dtype_to_doubles (dtype, data, n, chunk, &bad))
+            g_assert_not_reached ();
+          values = chunk;
+        }
+
       out = _serio_codec_write_tokens (out, values, n, !self->first_value);
       self->first_value = FALSE;
 
       self->used = out - self->buffer;
       self->n_missing -= n;
-      values += n;
+      data += n * element;
       n_values -= n;
     }
 
   end_array_if_complete (self);
   return TRUE;
+}
+
+/* Writes @n_values values of the open array, which has room for them. */
+static gboolean
+put_values (SerioWriter   *self,
+            const double  *values,
+            gsize          n_values,
+            GCancellable  *cancellable,
+            GError       **error)
+{
+  return put_elements (self, values, SERIO_DTYPE_FLOAT64, n_values, cancellable, error);
 }
 
 /* Checks that @dtype holds the values given for the array @name, the
@@ -1285,19 +1322,7 @@ serio_writer_add_bytes (SerioWriter   *self,
       done += n;
     }
 
-  while (n_values > 0)
-    {
-      double chunk[BYTES_CHUNK];
-      gsize n = MIN (n_values, BYTES_CHUNK);
-
-      memcpy (chunk, data, n * sizeof (double));
-      if (!put_values (self, chunk, n, cancellable, error))
-        return FALSE;
-      data += n * sizeof (double);
-      n_values -= n;
-    }
-
-  return TRUE;
+  return put_elements (self, data, SERIO_DTYPE_FLOAT64, n_values, cancellable, error);
 }
 
 gboolean
@@ -1442,8 +1467,7 @@ serio_writer_begin_typed_array (SerioWriter    *self,
   return serio_writer_begin_array (self, name, n_values, cancellable, error);
 }
 
-/* Typed elements go through doubles, this many at a time: enough for the
- * parallel formatting of put_values(). */
+/* Typed elements are checked through doubles this many at a time. */
 #define TYPED_CHUNK (128 * 1024)
 
 /* Checks the @n_values elements of @dtype at @data that a double may not
@@ -1481,7 +1505,8 @@ check_elements (const char     *name,
   return TRUE;
 }
 
-/* Writes @n_values elements of the open array's type, which fit. */
+/* Writes @n_values elements of the open array's type, which fit: the
+ * threads convert them as they format them. */
 static gboolean
 put_typed (SerioWriter    *self,
            const guint8   *data,
@@ -1489,26 +1514,7 @@ put_typed (SerioWriter    *self,
            GCancellable   *cancellable,
            GError        **error)
 {
-  g_autofree double *chunk = NULL;
-  gsize element = serio_dtype_get_size (self->dtype);
-  gsize bad;
-
-  if (n_values == 0)
-    return TRUE;
-
-  chunk = g_new (double, MIN (n_values, TYPED_CHUNK));
-  for (gsize done = 0; done < n_values;)
-    {
-      gsize n = MIN (n_values - done, TYPED_CHUNK);
-
-      if (!_serio_dtype_to_doubles (self->dtype, data + done * element, n, chunk, &bad))
-        g_assert_not_reached ();
-      if (!put_values (self, chunk, n, cancellable, error))
-        return FALSE;
-      done += n;
-    }
-
-  return TRUE;
+  return put_elements (self, data, self->dtype, n_values, cancellable, error);
 }
 
 /**

@@ -1112,6 +1112,119 @@ test_writer_reader_stream (void)
 }
 
 /* read_values gives doubles for a typed array. */
+/* @n random elements of @dtype that a double holds, at @out (no
+ * alignment): random bit patterns for the floating types and the narrow
+ * integers, at most 2^53 in magnitude for the 64-bit ones, 0 and 1 for
+ * bool, and every eighth or so one of boundary_bytes(). */
+static void
+fill_random_elements (SerioDtype  dtype,
+                      guint8     *out,
+                      gsize       n)
+{
+  g_autoptr(GBytes) boundary = boundary_bytes (dtype);
+  gsize element = serio_dtype_get_size (dtype);
+  gsize n_boundary = n_elements (boundary, dtype);
+  const guint8 *special = g_bytes_get_data (boundary, NULL);
+
+  for (gsize i = 0; i < n; i++)
+    {
+      guint64 bits = test_rand_u64 ();
+
+      if (g_test_rand_int_range (0, 8) == 0)
+        {
+          memcpy (out + i * element,
+                  special + g_test_rand_int_range (0, (gint32) n_boundary) * element, element);
+          continue;
+        }
+      if (dtype == SERIO_DTYPE_INT64)
+        bits = (guint64) ((gint64) (bits >> 10) - (G_GINT64_CONSTANT (1) << 53));
+      else if (dtype == SERIO_DTYPE_UINT64)
+        bits >>= 11;
+      else if (dtype == SERIO_DTYPE_BOOL)
+        bits &= 1;
+      /* little-endian hosts only write the low bytes; big-endian ones the
+       * high ones, which are as random */
+      memcpy (out + i * element, &bits, element);
+    }
+}
+
+/* The writer's threads convert typed elements as they format them (each
+ * its own blocks): whatever the threads, the pieces and the alignment of
+ * the data, the text is the one the same elements give through a bundle,
+ * which converts them all to doubles first. */
+static void
+test_writer_typed_parallel (void)
+{
+  /* several of the writer's blocks of 16,384 values, and a tail */
+  const gsize n = test_slow_tool () ? 50001 : 200003;
+  static const guint thread_counts[] = { 1, 2, 4 };
+
+  for (int d = 0; d < N_DTYPES; d++)
+    {
+      SerioDtype dtype = (SerioDtype) d;
+      gsize element = serio_dtype_get_size (dtype);
+      g_autofree guint8 *storage = g_malloc (n * element + 8);
+      g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+      g_autoptr(GBytes) reference = NULL;
+      g_autoptr(GError) error = NULL;
+      guint64 shape[1] = { n };
+
+      fill_random_elements (dtype, storage, n);
+      {
+        g_autoptr(GBytes) data = g_bytes_new_static (storage, n * element);
+
+        g_assert_true (serio_bundle_append_typed (bundle, "w", dtype, shape, 1, data, &error));
+        g_assert_no_error (error);
+      }
+      reference = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
+
+      for (guint offset = 0; offset <= 1; offset++)
+        {
+          /* at @storage + 1, no element but the bytes is aligned */
+          if (offset == 1)
+            memmove (storage + 1, storage, n * element);
+
+          for (gsize t = 0; t < G_N_ELEMENTS (thread_counts); t++)
+            {
+              for (int whole = 0; whole <= 1; whole++)
+                {
+                  g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
+                  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_NONE);
+                  g_autoptr(GBytes) data = g_bytes_new_static (storage + offset, n * element);
+                  g_autoptr(GBytes) text = NULL;
+                  /* uneven pieces: a value, a block and some, a few, more
+                   * than two blocks */
+                  static const gsize pieces[] = { 1, 16385, 7, 40000, 3 };
+                  gsize done = 0;
+
+                  g_test_message ("%s, data at offset %u, %u threads, %s",
+                                  serio_dtype_to_string (dtype), offset, thread_counts[t],
+                                  whole ? "one call" : "in pieces");
+                  serio_writer_set_threads (writer, thread_counts[t]);
+                  g_assert_true (serio_writer_begin_typed_array (writer, "w", dtype, shape, 1,
+                                                                 NULL, &error));
+                  g_assert_no_error (error);
+                  for (gsize p = 0; done < n; p++)
+                    {
+                      gsize count = whole ? n : MIN (pieces[p % G_N_ELEMENTS (pieces)], n - done);
+                      g_autoptr(GBytes) piece = g_bytes_new_from_bytes (data, done * element,
+                                                                        count * element);
+
+                      g_assert_true (serio_writer_add_typed_bytes (writer, piece, NULL, &error));
+                      g_assert_no_error (error);
+                      done += count;
+                    }
+                  g_assert_true (serio_writer_close (writer, NULL, &error));
+                  g_assert_no_error (error);
+
+                  text = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+                  test_assert_same_bytes (text, reference);
+                }
+            }
+        }
+    }
+}
+
 static void
 test_reader_values_of_typed (void)
 {
@@ -1220,6 +1333,7 @@ main (int   argc,
   g_test_add_func ("/dtype/domain-parallel", test_domain_parallel);
   g_test_add_func ("/dtype/writer-refusals", test_writer_refusals);
   g_test_add_func ("/dtype/writer-reader-stream", test_writer_reader_stream);
+  g_test_add_func ("/dtype/writer-typed-parallel", test_writer_typed_parallel);
   g_test_add_func ("/dtype/reader-values-of-typed", test_reader_values_of_typed);
   g_test_add_func ("/dtype/typed-name-unaligned-bytes", test_typed_name_unaligned_bytes);
   g_test_add_func ("/dtype/read-typed-float64", test_read_typed_float64);
