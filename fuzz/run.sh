@@ -5,9 +5,10 @@
 #
 # Configures and builds the libFuzzer targets with clang under ASan and
 # UBSan (the library instrumented for coverage too), then runs every target
-# for SECONDS seconds, one process each. Exits nonzero if any target finds a
-# crash, a leak, undefined behaviour, an input that takes over 25 s (a
-# generous limit, for busy shared machines) or over 2 GB of memory.
+# for SECONDS seconds, one process each, as many at once as there are
+# processors. Exits nonzero if any target finds a crash, a leak, undefined
+# behaviour, an input that takes over 25 s (a generous limit, for busy
+# shared machines) or over 2 GB of memory.
 #
 # BUILDDIR defaults to build-fuzz in the source tree; the work corpus
 # (BUILDDIR/fuzz-corpus/TARGET) and crash reproducers
@@ -51,8 +52,10 @@ export ASAN_OPTIONS='detect_leaks=1:abort_on_error=1'
 export UBSAN_OPTIONS='halt_on_error=1:print_stacktrace=1'
 export G_SLICE=always-malloc
 
-status=0
-for target in parse roundtrip npy npz safetensors; do
+# Runs target $1 for $seconds seconds, its output in $builddir/fuzz-$1.log
+# and its exit status in $builddir/fuzz-$1.status.
+run_target () {
+  target=$1
   work="$builddir/fuzz-corpus/$target"
   artifacts="$builddir/fuzz-artifacts"
   mkdir -p "$work" "$artifacts"
@@ -63,19 +66,44 @@ for target in parse roundtrip npy npz safetensors; do
     *) dict= ;;
   esac
 
-  echo "== fuzz-$target: $seconds s"
-  if ! "$builddir/fuzz/fuzz-$target" \
-         -max_total_time="$seconds" \
-         -timeout=25 \
-         -rss_limit_mb=2048 \
-         -max_len=8192 \
-         -print_final_stats=1 \
-         -artifact_prefix="$artifacts/$target-" \
-         $dict \
-         "$work" "$srcdir/fuzz/corpus/$target"; then
-    echo "fuzz-$target FAILED; reproducers in $artifacts" >&2
-    status=1
-  fi
+  rc=0
+  "$builddir/fuzz/fuzz-$target" \
+    -max_total_time="$seconds" \
+    -timeout=25 \
+    -rss_limit_mb=2048 \
+    -max_len=8192 \
+    -print_final_stats=1 \
+    -artifact_prefix="$artifacts/$target-" \
+    $dict \
+    "$work" "$srcdir/fuzz/corpus/$target" >"$builddir/fuzz-$target.log" 2>&1 || rc=$?
+  echo "$rc" >"$builddir/fuzz-$target.status"
+}
+
+# One target a processor at a time (each libFuzzer process is one thread),
+# in waves; the logs are printed in order once a wave is done.
+targets="parse roundtrip npy npz safetensors"
+parallel=$(nproc 2>/dev/null || echo 1)
+status=0
+set -- $targets
+while [ $# -gt 0 ]; do
+  wave=
+  while [ $# -gt 0 ] && [ "$(echo $wave | wc -w)" -lt "$parallel" ]; do
+    wave="$wave $1"
+    shift
+  done
+  for target in $wave; do
+    echo "== fuzz-$target: $seconds s"
+    run_target "$target" &
+  done
+  wait
+  for target in $wave; do
+    echo "== fuzz-$target: output"
+    cat "$builddir/fuzz-$target.log"
+    if [ "$(cat "$builddir/fuzz-$target.status")" != 0 ]; then
+      echo "fuzz-$target FAILED; reproducers in $builddir/fuzz-artifacts" >&2
+      status=1
+    fi
+  done
 done
 
 exit $status
