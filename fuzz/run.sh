@@ -93,6 +93,8 @@ while [ $# -gt 0 ]; do
   done
   for target in $wave; do
     echo "== fuzz-$target: $seconds s"
+    # no status left from an earlier run: a target that writes none failed
+    rm -f "$builddir/fuzz-$target.status"
     run_target "$target" &
   done
   wait
