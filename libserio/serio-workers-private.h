@@ -56,6 +56,15 @@ typedef struct
 typedef gboolean (*SerioBlockSink) (const SerioFormatBlock *block,
                                     gpointer                user_data);
 
+/* Whether the elements of @dtype at @elements are doubles that can be
+ * formatted where they are (aligned float64), rather than converted. */
+static inline gboolean
+_serio_elements_in_place (gconstpointer elements,
+                          SerioDtype    dtype)
+{
+  return dtype == SERIO_DTYPE_FLOAT64 && (guintptr) elements % G_ALIGNOF (double) == 0;
+}
+
 /* Formats the whole blocks of @block_values values at the start of the
  * @n_values elements of @dtype at @elements with up to @n_threads threads
  * and hands them to @sink in order, while the threads format the next

@@ -466,8 +466,7 @@ _serio_workers_format (SerioWorkers   *workers,
         g_clear_pointer (&workers->blocks[i].out, g_free);
       workers->block_size = block_size;
     }
-  workers->in_place = dtype == SERIO_DTYPE_FLOAT64 &&
-                      (guintptr) elements % G_ALIGNOF (double) == 0;
+  workers->in_place = _serio_elements_in_place (elements, dtype);
   if (!workers->in_place && block_values > workers->doubles_values)
     {
       for (guint i = 0; i < MAX_SLOTS; i++)

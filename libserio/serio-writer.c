@@ -1062,8 +1062,7 @@ put_elements (SerioWriter   *self,
 {
   const guint8 *data = elements;
   gsize element = serio_dtype_get_size (dtype);
-  gboolean in_place = dtype == SERIO_DTYPE_FLOAT64 &&
-                      (guintptr) data % G_ALIGNOF (double) == 0;
+  gboolean in_place = _serio_elements_in_place (data, dtype);
 
   if (n_values >= 2 * BLOCK_VALUES)
     {
@@ -1505,18 +1504,6 @@ check_elements (const char     *name,
   return TRUE;
 }
 
-/* Writes @n_values elements of the open array's type, which fit: the
- * threads convert them as they format them. */
-static gboolean
-put_typed (SerioWriter    *self,
-           const guint8   *data,
-           gsize           n_values,
-           GCancellable   *cancellable,
-           GError        **error)
-{
-  return put_elements (self, data, self->dtype, n_values, cancellable, error);
-}
-
 /**
  * serio_writer_add_typed_bytes:
  * @self: a #SerioWriter
@@ -1580,7 +1567,7 @@ serio_writer_add_typed_bytes (SerioWriter    *self,
       !check_elements (self->name, self->dtype, bytes, n_values, error))
     return FALSE;
 
-  return put_typed (self, bytes, n_values, cancellable, error);
+  return put_elements (self, bytes, self->dtype, n_values, cancellable, error);
 }
 
 /**
@@ -1647,7 +1634,7 @@ serio_writer_write_typed (SerioWriter    *self,
   if (dtype == SERIO_DTYPE_FLOAT64)
     return serio_writer_add_bytes (self, data, cancellable, error);
 
-  return put_typed (self, bytes, (gsize) n_values, cancellable, error);
+  return put_elements (self, bytes, self->dtype, (gsize) n_values, cancellable, error);
 }
 
 /**
