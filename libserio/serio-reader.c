@@ -124,6 +124,12 @@
 /* … and when this many values or more are wanted. */
 #define PARALLEL_MIN_VALUES 8192
 
+/* With several threads, the short records whose whole lines follow one
+ * that is read whole in the window are parsed with it, on the threads,
+ * up to this many bytes of values (and this many records) at a time. */
+#define AHEAD_BYTES         (512 * 1024)
+#define AHEAD_MAX_LINES     4096
+
 /* read_bytes() starts with room for this many values. */
 #define FIRST_BYTES_ROOM    (64 * 1024)
 
@@ -196,6 +202,17 @@ struct _SerioReader
   SerioWorkers   *workers;      /* made on first use */
   double         *scratch;      /* SCRATCH_VALUES, made on first use */
 
+  /* Short records parsed ahead (see take_whole_line()): ahead[i] is the
+   * record on line ahead_lines[i], its doubles in ahead_values; those
+   * before next_ahead were taken or passed. */
+  guint           ahead_threads; /* the threads for them; 0 until known */
+  SerioParseLine *ahead;
+  gulong         *ahead_lines;
+  gsize           n_ahead;
+  gsize           next_ahead;
+  double         *ahead_values;
+  gsize           ahead_values_size;
+
   /* Progress */
   guint64               bytes_read;
   guint64               size;   /* of the stream from where it was, or 0 */
@@ -234,6 +251,9 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->declared, g_free);
   g_clear_pointer (&self->workers, _serio_workers_free);
   g_clear_pointer (&self->scratch, g_free);
+  g_clear_pointer (&self->ahead, g_free);
+  g_clear_pointer (&self->ahead_lines, g_free);
+  g_clear_pointer (&self->ahead_values, g_free);
   if (self->progress_notify != NULL)
     self->progress_notify (self->progress_data);
 
@@ -635,6 +655,7 @@ serio_reader_set_threads (SerioReader *self,
     return;
 
   self->threads = threads;
+  self->ahead_threads = 0;
   g_object_notify_by_pspec (G_OBJECT (self), properties[PROP_THREADS]);
 }
 
@@ -1596,6 +1617,173 @@ serio_reader_next (SerioReader   *self,
   return self->state != STATE_END;
 }
 
+/* ------------------------------------------------------------------ */
+/* Whole records                                                      */
+/* ------------------------------------------------------------------ */
+
+/* Whether @count values can be on a line whose values take @len bytes:
+ * each but the last takes a comma too. A count beyond that is an error
+ * the general path reports, and no room is made for it. */
+static inline gboolean
+count_fits (guint64 count,
+            gsize   len)
+{
+  return count <= (guint64) len / 2 + 1;
+}
+
+/* With the current record's line whole in the window and short: parses
+ * it on the threads, together with the short records after it whose
+ * lines the window holds whole, up to AHEAD_BYTES of values, so that a
+ * file of many small arrays is parsed on every thread as one long array
+ * is. Only values are parsed here: next_record() still reads each
+ * record's start (its name, its count, the seal's tally) when the
+ * record's turn comes, and take_whole_line() then takes its values. A
+ * line that is not what it seems (not an array, a bad count, a bad
+ * token) ends the lines parsed, or is marked not ok, and is left to the
+ * general path. Returns %FALSE, with nothing parsed, when no line after
+ * the current one qualifies. */
+static gboolean
+parse_ahead (SerioReader *self,
+             guint        n_threads)
+{
+  const char *buf_end = self->buf + self->end;
+  const char *p = self->buf + self->seg_nl + 1;
+  gulong line = self->record_line + 1;
+  gsize n = 1, bytes = self->seg_end - self->pos, n_values = self->count, at = 0;
+
+  if (self->ahead == NULL)
+    {
+      self->ahead = g_new (SerioParseLine, AHEAD_MAX_LINES);
+      self->ahead_lines = g_new (gulong, AHEAD_MAX_LINES);
+    }
+  self->ahead[0] = (SerioParseLine) { self->buf + self->pos, self->buf + self->seg_end,
+                                      self->dtype, self->count, NULL, FALSE };
+  self->ahead_lines[0] = self->record_line;
+
+  while (n < AHEAD_MAX_LINES && bytes < AHEAD_BYTES && p < buf_end)
+    {
+      const char *nl = memchr (p, '\n', buf_end - p);
+      const char *line_end;
+      SerioCodecHeader header;
+
+      if (nl == NULL)
+        break;
+      line_end = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
+      if ((gsize) (line_end - p) >= PARALLEL_MIN_BYTES ||
+          !_serio_codec_parse_name (p, line_end, line, &header, NULL) ||
+          header.kind != SERIO_NAME_ARRAY ||
+          !_serio_codec_parse_count (&header, line_end, buf_end, line, NULL) ||
+          !header.count_exact || header.count == 0 ||
+          !count_fits (header.count, line_end - header.values))
+        break;
+
+      self->ahead[n] = (SerioParseLine) {
+        header.values, line_end, _serio_name_get_dtype (header.name, header.name_len, header.count),
+        header.count, NULL, FALSE
+      };
+      self->ahead_lines[n] = line;
+      bytes += line_end - header.values;
+      n_values += header.count;
+      n++;
+      line++;
+      p = nl + 1;
+    }
+  if (n == 1)
+    return FALSE;
+
+  if (n_values > self->ahead_values_size)
+    {
+      g_free (self->ahead_values);
+      self->ahead_values_size = MAX (n_values, 2 * self->ahead_values_size);
+      self->ahead_values = g_new (double, self->ahead_values_size);
+    }
+  for (gsize i = 0; i < n; i++)
+    {
+      self->ahead[i].out = self->ahead_values + at;
+      at += self->ahead[i].count;
+    }
+
+  if (self->workers == NULL)
+    self->workers = _serio_workers_new ();
+  _serio_workers_parse_lines (self->workers, self->ahead, n, buf_end, n_threads);
+  self->n_ahead = n;
+  self->next_ahead = 0;
+  return TRUE;
+}
+
+/* Reads the current record whole into @out, room for @n_values elements
+ * of @out_dtype (float64, or the record's type), when its whole line is
+ * in the window and short, and moves to the next line: its values come
+ * from parse_ahead() with several threads, from one parse of the line
+ * into @out with one. Returns %FALSE, with the reader where it was, when
+ * the general path must read the record: a line that is long or not all
+ * in the window, a record that does not fit @out, and any problem (a bad
+ * token, a count that does not match, a value the type cannot hold),
+ * which the general path then reports as it always does. */
+static gboolean
+take_whole_line (SerioReader *self,
+                 SerioDtype   out_dtype,
+                 gpointer     out,
+                 gsize        n_values)
+{
+  gsize len = self->seg_end - self->pos;
+
+  if (self->state != STATE_VALUES || !self->seg_valid || !self->seg_eol || !self->field_start ||
+      self->n_tokens != 0 || !self->count_exact || self->count == 0 || self->count > n_values ||
+      len >= PARALLEL_MIN_BYTES || out == NULL)
+    return FALSE;
+
+  /* Records parsed ahead that were skipped are passed. */
+  while (self->next_ahead < self->n_ahead &&
+         self->ahead_lines[self->next_ahead] < self->record_line)
+    self->next_ahead++;
+  if (self->next_ahead == self->n_ahead && count_fits (self->count, len))
+    {
+      /* Asked once per reader: finding the processors can take a system
+       * call or a read of /sys, which would cost more than a short
+       * record's parse. */
+      if (self->ahead_threads == 0)
+        self->ahead_threads = _serio_threads_effective (self->threads);
+      if (self->ahead_threads > 1)
+        parse_ahead (self, self->ahead_threads);
+    }
+
+  if (self->next_ahead < self->n_ahead && self->ahead_lines[self->next_ahead] == self->record_line)
+    {
+      const SerioParseLine *parsed = &self->ahead[self->next_ahead++];
+
+      if (!parsed->ok)
+        return FALSE;
+      _serio_dtype_from_doubles (out_dtype, parsed->out, parsed->count, out);
+    }
+  else if (out_dtype == SERIO_DTYPE_FLOAT64)
+    {
+      const char *s = self->buf + self->pos;
+      SerioCodecProblem problem;
+      gboolean ended;
+      gsize n, misfit;
+
+      n = _serio_codec_parse_tokens (&s, self->buf + self->seg_end, self->buf + self->end, out,
+                                     self->count, &ended, &problem);
+      if (problem.reason != NULL || !ended || n != self->count ||
+          (self->dtype != SERIO_DTYPE_FLOAT64 &&
+           _serio_dtype_find_misfit (self->dtype, out, n, &misfit)))
+        return FALSE;
+    }
+  else
+    {
+      /* Other elements go through the scratch, on the general path. */
+      return FALSE;
+    }
+
+  self->n_tokens = self->count;
+  self->field_start = FALSE;
+  self->line_done = TRUE;
+  next_line (self, self->seg_nl);
+  self->state = STATE_DONE;
+  return TRUE;
+}
+
 gulong
 _serio_reader_get_line (SerioReader *self)
 {
@@ -1611,34 +1799,8 @@ _serio_reader_read_array (SerioReader   *self,
 {
   gsize got = 0, n;
 
-  /* The whole line in the window, and short enough for one thread: one
-   * parse of it, and the record ends. Anything else (a problem, a count
-   * that does not match, a value the type cannot hold, a long line) takes
-   * the general path from the start of the values, which reports it as
-   * it always does. */
-  if (self->state == STATE_VALUES && self->seg_valid && self->seg_eol && self->field_start &&
-      self->n_tokens == 0 && self->count_exact && self->count == n_values && n_values > 0 &&
-      self->seg_end - self->pos < PARALLEL_MIN_BYTES)
-    {
-      const char *s = self->buf + self->pos;
-      SerioCodecProblem problem;
-      gboolean ended;
-
-      n = _serio_codec_parse_tokens (&s, self->buf + self->seg_end, self->buf + self->end, values,
-                                     n_values, &ended, &problem);
-      if (G_LIKELY (problem.reason == NULL && ended && n == n_values &&
-                    (self->dtype == SERIO_DTYPE_FLOAT64 ||
-                     !_serio_dtype_find_misfit (self->dtype, values, n, &got))))
-        {
-          self->n_tokens = n;
-          self->field_start = FALSE;
-          self->line_done = TRUE;
-          next_line (self, self->seg_nl);
-          self->state = STATE_DONE;
-          return TRUE;
-        }
-      got = 0;
-    }
+  if (take_whole_line (self, SERIO_DTYPE_FLOAT64, values, n_values))
+    return TRUE;
 
   do
     {
@@ -1785,6 +1947,13 @@ read_elements (SerioReader   *self,
     return FALSE;
   if (self->state != STATE_VALUES)
     return TRUE;
+
+  if (take_whole_line (self, out_dtype, out, n_values))
+    {
+      if (n_read != NULL)
+        *n_read = self->n_tokens;
+      return TRUE;
+    }
 
   want = MIN ((guint64) n_values, serio_reader_get_n_left (self));
   if (want > 0 && !parse_values (self, out_dtype, out, want, &got, cancellable, error))

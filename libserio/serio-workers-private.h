@@ -119,6 +119,31 @@ gsize         _serio_workers_parse        (SerioWorkers       *workers,
                                            const char        **end,
                                            SerioParseStop     *stop);
 
+/* A record's whole line, for _serio_workers_parse_lines(). */
+typedef struct
+{
+  const char *start;    /* its first value */
+  const char *end;      /* the end of the line, its CR LF or LF excluded */
+  SerioDtype  dtype;    /* the record's type */
+  gsize       count;    /* the values it declares, at least one */
+  double     *out;      /* room for @count doubles */
+  gboolean    ok;       /* set by the parse */
+} SerioParseLine;
+
+/* Parses each of the @n_lines lines whole into its out as doubles, with
+ * up to @n_threads threads, and sets its ok: %TRUE when the line holds
+ * exactly count tokens, each valid, whose values its type holds (the
+ * values are then in out); %FALSE otherwise, when out is undefined and
+ * the reader's own parse of the line says what is wrong with it. The
+ * lines are short (far less than the reader's parallel span), so that a
+ * thread takes several of them at a time, in order. @buf_end bounds the
+ * 8-byte loads. */
+void          _serio_workers_parse_lines  (SerioWorkers       *workers,
+                                           SerioParseLine     *lines,
+                                           gsize               n_lines,
+                                           const char         *buf_end,
+                                           guint               n_threads);
+
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SerioWorkers, _serio_workers_free)
 
 G_END_DECLS

@@ -118,6 +118,11 @@ struct _SerioWorkers
   SerioDtype        out_dtype;
   char             *out;
   gsize             max_values;
+
+  /* parsing whole lines: item i is lines[groups[i], groups[i + 1]) */
+  SerioParseLine   *lines;
+  gsize            *groups;
+  gsize             groups_size;
 };
 
 guint
@@ -223,6 +228,7 @@ _serio_workers_free (SerioWorkers *workers)
       g_free (workers->parsed[i].out);
     }
   g_free (workers->windows);
+  g_free (workers->groups);
   g_mutex_clear (&workers->lock);
   g_cond_clear (&workers->done);
   g_cond_clear (&workers->wake);
@@ -683,4 +689,69 @@ _serio_workers_parse (SerioWorkers       *workers,
   *end = take.end;
 
   return take.stored;
+}
+
+/* Parses the lines of group @index. */
+static void
+parse_lines_item (SerioWorkers *workers,
+                  gsize         index)
+{
+  for (gsize i = workers->groups[index]; i < workers->groups[index + 1]; i++)
+    {
+      SerioParseLine *line = &workers->lines[i];
+      const char *s = line->start;
+      SerioCodecProblem problem;
+      gboolean ended;
+      gsize n, misfit;
+
+      n = _serio_codec_parse_tokens (&s, line->end, workers->buf_end, line->out, line->count,
+                                     &ended, &problem);
+      line->ok = problem.reason == NULL && ended && n == line->count &&
+                 (line->dtype == SERIO_DTYPE_FLOAT64 ||
+                  !_serio_dtype_find_misfit (line->dtype, line->out, n, &misfit));
+    }
+}
+
+/* Every line was parsed by the time its group is taken: nothing more to
+ * do on the calling thread. */
+static gboolean
+take_lines (SerioWorkers *workers G_GNUC_UNUSED,
+            gsize         index G_GNUC_UNUSED,
+            gpointer      data G_GNUC_UNUSED)
+{
+  return TRUE;
+}
+
+void
+_serio_workers_parse_lines (SerioWorkers   *workers,
+                            SerioParseLine *lines,
+                            gsize           n_lines,
+                            const char     *buf_end,
+                            guint           n_threads)
+{
+  gsize n_groups = 0, bytes = 0;
+
+  /* Groups of about PARSE_WINDOW bytes, as the windows of a long line:
+   * enough work per item for its cost in locking to be small. */
+  for (gsize i = 0; i < n_lines; i++)
+    {
+      if (i == 0 || bytes >= PARSE_WINDOW)
+        {
+          if (n_groups + 2 > workers->groups_size)
+            {
+              workers->groups_size = MAX (64, 2 * workers->groups_size);
+              workers->groups = g_renew (gsize, workers->groups, workers->groups_size);
+            }
+          workers->groups[n_groups++] = i;
+          bytes = 0;
+        }
+      bytes += lines[i].end - lines[i].start;
+    }
+  if (n_groups == 0)
+    return;
+  workers->groups[n_groups] = n_lines;
+  workers->lines = lines;
+  workers->buf_end = buf_end;
+
+  run_ring (workers, parse_lines_item, take_lines, NULL, n_threads, n_groups);
 }
