@@ -337,6 +337,8 @@ class RecordReader:
     def __init__(self, reader: Serio.Reader, path: Optional[str],
                  size: Optional[int] = None) -> None:
         self.numpy = numpy_module()
+        # storage_dtype() of each record type
+        self.storage = {name: storage_dtype(self.numpy, name) for name in DTYPES}
         self.stream = reader.get_stream()
         self.path = path
         self.reader = reader
@@ -374,8 +376,7 @@ class RecordReader:
         dtype = _DTYPE_NAMES[reader.get_dtype()]
         shape = tuple(reader.get_shape())
         count = reader.get_n_values()
-        limit = sys.maxsize
-        if math.prod(shape) != count or any(d > limit for d in shape):
+        if math.prod(shape) != count or (shape and max(shape) > sys.maxsize):
             parts = [p for p in (self.path, base) if p is not None]
             detail = 'the shape [%s] of %r is not one NumPy can hold' % (
                 'x'.join(map(str, shape)), reader.get_name())
@@ -395,7 +396,7 @@ class RecordReader:
         if storage is None and count <= self.room and _native.read_typed is not None:
             # Straight into the array, in one call: the library parses on
             # its worker threads and converts to the type in place.
-            values = self.numpy.empty(count, dtype=storage_dtype(self.numpy, dtype))
+            values = self.numpy.empty(count, dtype=self.storage[dtype])
             if self.pointer is None:
                 self.pointer = _native.pointer_of(reader)
             try:

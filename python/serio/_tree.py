@@ -83,6 +83,10 @@ def escape(key: Key) -> str:
 def is_metadata(name: str) -> bool:
     """Whether a record name is reserved for metadata, by the library's one
     list of reserved names (``Serio.name_is_metadata``)."""
+    if name[:1] != 's':
+        # Every reserved name begins with "serio." (the library's
+        # contract): no need to ask it about any other.
+        return False
     try:
         return Serio.name_is_metadata(name)
     except UnicodeEncodeError:
@@ -409,9 +413,17 @@ class _Parser:
             raise self.fail(keys, '%s holds a lone surrogate, which is not text'
                             % what) from None
 
-    def node(self, value, keys, depth):
+    @staticmethod
+    def child(joined: Optional[str], key: Key) -> str:
+        return escape(key) if joined is None else joined + '.' + escape(key)
+
+    def node(self, value, keys, depth, joined=None):
+        """The template node of value at the key path keys; joined is the
+        record name of keys before a reserved one is escaped (name_of()
+        without its last step; None at the root), which each child
+        extends."""
         if keys:
-            name = name_of(keys)
+            name = '%73' + joined[1:] if is_metadata(joined) else joined
             if name in self.template.nodes:
                 raise self.fail(keys, 'two key paths give the record name %r' % name)
         if value is None or isinstance(value, str):
@@ -452,9 +464,11 @@ class _Parser:
                         if key in seen:
                             raise self.fail(keys, 'the key %r is repeated' % (key,))
                         seen.add(key)
-                        made.items.append((key, self.node(pair[1], keys + (key,), depth + 1)))
+                        made.items.append((key, self.node(pair[1], keys + (key,), depth + 1,
+                                                          self.child(joined, key))))
                 else:
-                    made.items = [self.node(item, keys + (index,), depth + 1)
+                    made.items = [self.node(item, keys + (index,), depth + 1,
+                                            self.child(joined, index))
                                   for index, item in enumerate(body)]
                 return made
             else:
