@@ -103,7 +103,13 @@
  * grow the room as they come.
  */
 
-#define DEFAULT_BUFFER_SIZE (1024 * 1024)
+/* A window of several megabytes: each fill of it is a round of parallel
+ * parsing, whose start and end (waking the threads, the last piece on
+ * one thread) cost a few percent of a 1 MiB round. */
+#define DEFAULT_BUFFER_SIZE (4 * 1024 * 1024)
+/* The stream is read in pieces of up to a megabyte, each reported to the
+ * progress callback; a file's, until the window is full. */
+#define READ_CHUNK          (1024 * 1024)
 #define MIN_BUFFER_SIZE     64
 
 /* A token longer than the buffer is invalid (a valid one has at most 23
@@ -160,6 +166,7 @@ struct _SerioReader
   gsize           pos;          /* the window is buf[pos, end) */
   gsize           end;
   gboolean        eof;
+  gboolean        fill_window;  /* a file: read until the window is full */
   guint8          last_byte;    /* the last byte read from the stream */
   gulong          line;         /* the line at pos, 1-based */
 
@@ -296,6 +303,10 @@ serio_reader_constructed (GObject *object)
   self->buf = g_malloc (self->cap);
   g_return_if_fail (G_IS_INPUT_STREAM (self->stream));
 
+  /* A stream that can seek (a file, memory) has the bytes now; a pipe or
+   * a socket may not, and is read once per fill for what it has. */
+  self->fill_window = G_IS_SEEKABLE (self->stream) && g_seekable_can_seek (G_SEEKABLE (self->stream));
+
   /* A file's size is what the reader will read of it: the total of its
    * progress, and a bound on the values any array can have. */
   if (G_IS_FILE_INPUT_STREAM (self->stream))
@@ -412,7 +423,10 @@ serio_reader_class_init (SerioReaderClass *klass)
   /**
    * SerioReader:buffer-size:
    *
-   * The size of the reader's buffer in bytes. Lines longer than the buffer
+   * The size of the reader's buffer in bytes, 4 MiB by default. A stream
+   * that can seek (a file) is read into it a megabyte at a time until it
+   * is full, each read reported to the progress callback; another (a pipe,
+   * a socket) once per fill, for what it has. Lines longer than the buffer
    * are read in pieces; the buffer only grows to hold the start of a
    * record (its name and count) that does not fit.
    */
@@ -426,6 +440,9 @@ serio_reader_class_init (SerioReaderClass *klass)
    *
    * The most threads the reader parses values with; 0 (the default) means
    * one per processor. The environment variable `SERIO_THREADS` caps it.
+   * A long array is split between them; an array read whole is parsed
+   * together with the short arrays after it that the buffer holds whole,
+   * so that a file of many small arrays is read on every thread too.
    * Values and errors do not depend on it: an error names the first bad
    * value in the order of the text.
    */
@@ -697,6 +714,7 @@ fill (SerioReader   *self,
       GCancellable  *cancellable,
       GError       **error)
 {
+  gboolean got_any = FALSE;
   gssize n;
 
   if (self->bytes != NULL)
@@ -723,23 +741,29 @@ fill (SerioReader   *self,
   if (self->eof || self->end == self->cap)
     return 0;
 
-  n = g_input_stream_read (self->stream, self->buf + self->end, self->cap - self->end,
-                           cancellable, error);
-  if (n < 0)
-    return -1;
-  if (n == 0)
+  do
     {
-      self->eof = TRUE;
-      return 0;
-    }
+      n = g_input_stream_read (self->stream, self->buf + self->end,
+                               MIN (self->cap - self->end, READ_CHUNK), cancellable, error);
+      if (n < 0)
+        return -1;
+      if (n == 0)
+        {
+          self->eof = TRUE;
+          break;
+        }
 
-  self->end += n;
-  self->last_byte = self->buf[self->end - 1];
-  self->bytes_read += n;
-  if (self->progress != NULL)
-    self->progress (self->bytes_read, self->size >= self->bytes_read ? self->size : 0,
-                    self->progress_data);
-  return 1;
+      got_any = TRUE;
+      self->end += n;
+      self->last_byte = self->buf[self->end - 1];
+      self->bytes_read += n;
+      if (self->progress != NULL)
+        self->progress (self->bytes_read, self->size >= self->bytes_read ? self->size : 0,
+                        self->progress_data);
+    }
+  while (self->fill_window && self->end < self->cap);
+
+  return got_any ? 1 : 0;
 }
 
 static void

@@ -475,6 +475,10 @@ def open_reader(path, progress=None) -> RecordReader:
     records = RecordReader(reader, name, reader.get_size() or None)
     if progress is not None:
         def report(done, total):
+            if records.raised:
+                # It raised: not called again before the load stops (a
+                # library call can read a few megabytes).
+                return
             try:
                 progress(int(done), int(total))
             except BaseException as error:  # KeyboardInterrupt included

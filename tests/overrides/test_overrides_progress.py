@@ -91,8 +91,9 @@ class PackageProgressTest(unittest.TestCase):
         def fail(done, total):
             calls.append(done)
             raise RuntimeError('stop')
-        # The load stops with the callback's exception, after the read
-        # that called it (PyGObject alone would print it and go on).
+        # The load stops with the callback's exception, after the library
+        # call that called it (PyGObject alone would print it and go on),
+        # and the callback is not called again.
         with self.assertRaises(RuntimeError):
             serio.load(self.path, progress=fail)
         self.assertEqual(len(calls), 1)
