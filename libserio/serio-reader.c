@@ -1718,7 +1718,9 @@ parse_ahead (SerioReader *self,
   if (n_values > self->ahead_values_size)
     {
       g_free (self->ahead_values);
-      self->ahead_values_size = MAX (n_values, 2 * self->ahead_values_size);
+      /* At most about AHEAD_BYTES / 2 values (count_fits()), so the room
+       * grows a few times at most. */
+      self->ahead_values_size = n_values;
       self->ahead_values = g_new (double, self->ahead_values_size);
     }
   for (gsize i = 0; i < n; i++)
