@@ -144,6 +144,69 @@ binary_from_bits (guint64             bits,
                            (FRAC_BITS - f->mant + (1 - f->bias) - e));
 }
 
+/* The fast paths of the float types, for the values that weights almost
+ * all are: zeros and normal numbers of @f. A double of @bits is a normal
+ * number of @f when its biased exponent is within
+ * [1023 + 1 - bias, 1023 + bias] and the fraction bits @f lacks are
+ * zero. Integer operations only, and no branch in the loops below: the
+ * floating-point unit's state (rounding, flush-to-zero) plays no part. */
+static inline guint64
+normal_min_biased (const BinaryFormat *f)
+{
+  return (guint64) (1023 + 1 - f->bias);
+}
+
+static inline guint64
+normal_span (const BinaryFormat *f)
+{
+  return (guint64) (2 * f->bias - 1);
+}
+
+static inline guint64
+lacking_mask (const BinaryFormat *f)
+{
+  return (G_GUINT64_CONSTANT (1) << (FRAC_BITS - f->mant)) - 1;
+}
+
+/* Whether each of the @n_values doubles at @values is a zero or a normal
+ * number of @f: then @f holds them all. %FALSE says nothing about any
+ * one value (a subnormal of @f, an infinity or a NaN is held too). */
+static inline gboolean
+all_zero_or_normal (const double       *values,
+                    gsize               n_values,
+                    const BinaryFormat *f)
+{
+  guint64 lacking = 0, outside = 0;
+
+  for (gsize i = 0; i < n_values; i++)
+    {
+      guint64 bits = _serio_bits_of (values[i]);
+      guint64 biased = (bits >> FRAC_BITS) & 0x7FF;
+
+      lacking |= bits & lacking_mask (f);
+      outside |= (guint64) (biased - normal_min_biased (f) > normal_span (f)) &
+                 (guint64) ((bits << 1) != 0);
+    }
+
+  return (lacking | outside) == 0;
+}
+
+/* binary_from_bits() of a double of @f, with a shortcut for the normal
+ * numbers of @f. */
+static inline guint32
+binary_from_bits_fast (guint64             bits,
+                       const BinaryFormat *f)
+{
+  guint64 biased = (bits >> FRAC_BITS) & 0x7FF;
+
+  if (G_LIKELY (biased - normal_min_biased (f) <= normal_span (f)))
+    return (guint32) (bits >> 63) << (f->mant + f->ebits) |
+           (guint32) (biased - (guint64) (1023 - f->bias)) << f->mant |
+           (guint32) ((bits & FRAC_MASK) >> (FRAC_BITS - f->mant));
+
+  return binary_from_bits (bits, f);
+}
+
 /* The double of the element @b of @f; a NaN gives the default quiet NaN. */
 static inline double
 binary_to_double (guint32             b,
@@ -363,12 +426,18 @@ _serio_dtype_find_misfit (SerioDtype    dtype,
     case SERIO_DTYPE_FLOAT64:
       break;
     case SERIO_DTYPE_FLOAT32:
+      if (all_zero_or_normal (values, n_values, &float32_format))
+        break;
       FIND_MISFIT (fits_binary (_serio_bits_of (value), &float32_format));
       break;
     case SERIO_DTYPE_FLOAT16:
+      if (all_zero_or_normal (values, n_values, &float16_format))
+        break;
       FIND_MISFIT (fits_binary (_serio_bits_of (value), &float16_format));
       break;
     case SERIO_DTYPE_BFLOAT16:
+      if (all_zero_or_normal (values, n_values, &bfloat16_format))
+        break;
       FIND_MISFIT (fits_binary (_serio_bits_of (value), &bfloat16_format));
       break;
     case SERIO_DTYPE_INT8:
@@ -471,14 +540,14 @@ _serio_dtype_from_doubles (SerioDtype    dtype,
         guint32 *o = out;
 
         for (gsize i = 0; i < n_values; i++)
-          o[i] = binary_from_bits (_serio_bits_of (values[i]), &float32_format);
+          o[i] = binary_from_bits_fast (_serio_bits_of (values[i]), &float32_format);
       }
       break;
     case SERIO_DTYPE_FLOAT16:
-      CONVERT (guint16, (guint16) binary_from_bits (_serio_bits_of (value), &float16_format));
+      CONVERT (guint16, (guint16) binary_from_bits_fast (_serio_bits_of (value), &float16_format));
       break;
     case SERIO_DTYPE_BFLOAT16:
-      CONVERT (guint16, (guint16) binary_from_bits (_serio_bits_of (value), &bfloat16_format));
+      CONVERT (guint16, (guint16) binary_from_bits_fast (_serio_bits_of (value), &bfloat16_format));
       break;
     case SERIO_DTYPE_INT8:
       CONVERT (gint8, (gint8) value);

@@ -751,6 +751,130 @@ read_through_reader (const char *text,
   return error;
 }
 
+/* A text of one record of @dtype holding @values (@n of them). */
+static GBytes *
+typed_text (SerioDtype    dtype,
+            const double *values,
+            gsize         n)
+{
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autofree char *text = NULL;
+  const char *plain_name = "v1|f|";
+  g_autofree char *typed_name = g_strdup_printf ("v1|f@%s[%" G_GSIZE_FORMAT "]|",
+                                                 serio_dtype_to_string (dtype), n);
+
+  /* The text of a float64 record "f", renamed: its values as they are. */
+  g_autoptr(GString) out = NULL;
+
+  serio_bundle_append (bundle, "f", values, n);
+  text = serio_bundle_to_string (bundle, SERIO_SAVE_FLAGS_PLAIN);
+  g_assert_true (g_str_has_prefix (text, plain_name));
+  out = g_string_new (typed_name);
+  g_string_append (out, text + strlen (plain_name));
+  return g_string_free_to_bytes (g_steal_pointer (&out));
+}
+
+static void
+test_misfit_positions (void)
+{
+  static const struct {
+    SerioDtype dtype;
+    double     value;
+  } cases[] = {
+    /* the largest, beyond it, the subnormals, precision, a float64
+     * subnormal, infinities, -0 */
+    { SERIO_DTYPE_FLOAT32, (double) G_MAXFLOAT },
+    { SERIO_DTYPE_FLOAT32, 0x1.fffffe1p127 },
+    { SERIO_DTYPE_FLOAT32, 0x1p128 },
+    { SERIO_DTYPE_FLOAT32, 0x1p-149 },
+    { SERIO_DTYPE_FLOAT32, 0x1.8p-148 },
+    { SERIO_DTYPE_FLOAT32, 0x1p-150 },
+    { SERIO_DTYPE_FLOAT32, 0x1p-126 },
+    { SERIO_DTYPE_FLOAT32, 0x1.000002p0 },
+    { SERIO_DTYPE_FLOAT32, 0x1.000001p0 },
+    { SERIO_DTYPE_FLOAT32, 0.1 },
+    { SERIO_DTYPE_FLOAT32, 0x1p-1074 },
+    { SERIO_DTYPE_FLOAT32, INFINITY },
+    { SERIO_DTYPE_FLOAT32, -INFINITY },
+    { SERIO_DTYPE_FLOAT32, -0.0 },
+    { SERIO_DTYPE_FLOAT16, 65504 },
+    { SERIO_DTYPE_FLOAT16, 65520 },
+    { SERIO_DTYPE_FLOAT16, 0x1p-24 },
+    { SERIO_DTYPE_FLOAT16, 0x1p-25 },
+    { SERIO_DTYPE_FLOAT16, 0x1p-14 },
+    { SERIO_DTYPE_FLOAT16, 0x1.004p0 },
+    { SERIO_DTYPE_FLOAT16, 0x1.002p0 },
+    { SERIO_DTYPE_FLOAT16, 2049 },
+    { SERIO_DTYPE_FLOAT16, -INFINITY },
+    { SERIO_DTYPE_BFLOAT16, 0x1.fep127 },
+    { SERIO_DTYPE_BFLOAT16, 0x1.ffp127 },
+    { SERIO_DTYPE_BFLOAT16, 0x1p-133 },
+    { SERIO_DTYPE_BFLOAT16, 0x1p-134 },
+    { SERIO_DTYPE_BFLOAT16, 0x1.02p0 },
+    { SERIO_DTYPE_BFLOAT16, 0x1.01p0 },
+    { SERIO_DTYPE_BFLOAT16, INFINITY },
+  };
+  static const gsize positions[] = { 0, 1, 20, 39 };
+
+  g_test_summary ("A value a float type cannot hold is found at any place among values it "
+                  "holds, after subnormals and infinities it holds, and the first one is "
+                  "reported; every value it holds reads back with its bits.");
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (gsize p = 0; p < G_N_ELEMENTS (positions); p++)
+      for (int with_subnormal = 0; with_subnormal <= 1; with_subnormal++)
+        {
+          SerioDtype dtype = cases[c].dtype;
+          gsize at = positions[p];
+          gboolean holds = serio_dtype_holds (dtype, cases[c].value);
+          /* the smallest subnormal of the type, which it holds */
+          double subnormal = dtype == SERIO_DTYPE_FLOAT32 ? 0x1p-149 :
+                             dtype == SERIO_DTYPE_FLOAT16 ? 0x1p-24 : 0x1p-133;
+          double values[40];
+          g_autoptr(GBytes) text = NULL;
+          g_autoptr(SerioReader) reader = NULL;
+          g_autoptr(GError) error = NULL;
+          double got[40];
+          gssize first_bad;
+          gsize n = 0;
+
+          for (gsize i = 0; i < G_N_ELEMENTS (values); i++)
+            values[i] = 0.5 + (double) i / 64;
+          if (with_subnormal)
+            values[at == 3 ? 4 : 3] = subnormal;
+          values[at] = cases[c].value;
+          /* a second misfit further on never hides the first */
+          if (at < 39)
+            values[39] = 0.1;
+          text = typed_text (dtype, values, G_N_ELEMENTS (values));
+
+          reader = serio_reader_new_for_bytes (text);
+          serio_reader_set_threads (reader, 1);
+          g_assert_true (serio_reader_next (reader, NULL, &error));
+          g_assert_no_error (error);
+          g_assert_cmpint (serio_reader_get_dtype (reader), ==, dtype);
+          /* The first value the type does not hold: the one at at, or the
+           * second misfit, if any. */
+          first_bad = !holds ? (gssize) at : at < 39 ? 39 : -1;
+          if (first_bad < 0)
+            {
+              g_assert_true (serio_reader_read_values (reader, got, G_N_ELEMENTS (got), &n, NULL,
+                                                       &error));
+              g_assert_no_error (error);
+              g_assert_cmpuint (n, ==, G_N_ELEMENTS (got));
+              for (gsize i = 0; i < n; i++)
+                g_assert_cmphex (test_bits_of (got[i]), ==, test_bits_of (values[i]));
+            }
+          else
+            {
+              g_assert_false (serio_reader_read_values (reader, got, G_N_ELEMENTS (got), &n, NULL,
+                                                        &error));
+              g_assert_error (error, SERIO_ERROR, SERIO_ERROR_DOMAIN);
+              g_assert_cmpuint (serio_error_get_value_index (error), ==, first_bad + 1);
+            }
+        }
+}
+
 static void
 test_domain_every_reader (void)
 {
@@ -1329,6 +1453,7 @@ main (int   argc,
   g_test_add_func ("/dtype/append-float64-typed-name", test_append_float64_typed_name);
   g_test_add_func ("/dtype/marker-parsing", test_marker_parsing);
   g_test_add_func ("/dtype/domain-every-reader", test_domain_every_reader);
+  g_test_add_func ("/dtype/misfit-positions", test_misfit_positions);
   g_test_add_func ("/dtype/good-texts", test_good_texts);
   g_test_add_func ("/dtype/domain-parallel", test_domain_parallel);
   g_test_add_func ("/dtype/writer-refusals", test_writer_refusals);
