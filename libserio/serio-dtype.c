@@ -148,7 +148,7 @@ binary_from_bits (guint64             bits,
  * all are: zeros and normal numbers of @f. A double of @bits is a normal
  * number of @f when its biased exponent is within
  * [1023 + 1 - bias, 1023 + bias] and the fraction bits @f lacks are
- * zero. Integer operations only, and no branch in the loops below: the
+ * zero. Integer operations only (and no branch in the check's loop): the
  * floating-point unit's state (rounding, flush-to-zero) plays no part. */
 static inline guint64
 normal_min_biased (const BinaryFormat *f)
