@@ -706,6 +706,20 @@ hash_upto (SerioReader *self,
   self->hashed = MAX (self->hashed, upto);
 }
 
+/* The SerioTextSink of a parse on the threads: hashes the text parsed,
+ * which follows the bytes hashed so far. */
+static void
+hash_parsed (const char *text,
+             gsize       len,
+             gpointer    user_data)
+{
+  SerioReader *self = user_data;
+
+  g_assert (text == self->buf + self->hashed);
+  XXH3_64bits_update (self->hashing, text, len);
+  self->hashed += len;
+}
+
 /* Drops the bytes before pos (hashing them) and reads more after the
  * window. Returns 1 when bytes came, 0 at the end of the stream or when
  * the window fills the buffer, -1 on an error. */
@@ -1144,9 +1158,13 @@ parse_values (SerioReader   *self,
 
               if (self->workers == NULL)
                 self->workers = _serio_workers_new ();
+              /* The text parsed is hashed as the threads parse on. */
+              if (self->hashing != NULL)
+                hash_upto (self, s - self->buf);
               n = _serio_workers_parse (self->workers, s, span_end, self->buf + self->end, self->dtype,
                                         out_dtype, (char *) out + got * size, max_values - got,
-                                        n_threads, &end, &stop);
+                                        n_threads, &end, &stop,
+                                        self->hashing != NULL ? hash_parsed : NULL, self);
               self->n_tokens += n;
               got += n;
               if (G_UNLIKELY (stop.misfit))

@@ -94,6 +94,14 @@ typedef struct
   double             value;     /* that value */
 } SerioParseStop;
 
+/* Takes the text of each window that a parse took whole, in the order
+ * of the text, on the calling thread while the threads parse the next
+ * windows: the reader hashes a sealed text there, so that the hash is
+ * not left to do after the parse. */
+typedef void (*SerioTextSink) (const char *text,
+                               gsize       len,
+                               gpointer    user_data);
+
 /* Parses up to @max_values tokens of [s, span_end), which ends at a comma
  * or at the end of a line, with up to @n_threads threads, in windows of
  * 64 KiB cut at commas, and checks that @dtype holds every value. The
@@ -106,7 +114,11 @@ typedef struct
  * within @max_values, be it a bad token or a value that @dtype does not
  * hold, stops the parse after the values before it and is described in
  * @stop (whose problem.reason is %NULL and misfit %FALSE otherwise); the
- * elements of @out after them are then undefined. */
+ * elements of @out after them are then undefined. When @sink is not
+ * %NULL, the text from @s to where the values stored end (the comma after
+ * the last window taken whole included) goes to it in pieces, from @s on
+ * and without a gap, as far as the threads parsed it; the rest of the
+ * span, if any, is the caller's. */
 gsize         _serio_workers_parse        (SerioWorkers       *workers,
                                            const char         *s,
                                            const char         *span_end,
@@ -117,7 +129,9 @@ gsize         _serio_workers_parse        (SerioWorkers       *workers,
                                            gsize               max_values,
                                            guint               n_threads,
                                            const char        **end,
-                                           SerioParseStop     *stop);
+                                           SerioParseStop     *stop,
+                                           SerioTextSink       sink,
+                                           gpointer            sink_data);
 
 /* A record's whole line, for _serio_workers_parse_lines(). */
 typedef struct

@@ -551,6 +551,8 @@ typedef struct
   gsize               stored;
   const char         *end;      /* where the values taken end */
   SerioParseStop     *stop;
+  SerioTextSink       sink;
+  gpointer            sink_data;
 } ParseTake;
 
 static gboolean
@@ -590,6 +592,9 @@ take_values (SerioWorkers *workers,
     {
       /* The next token starts after the comma that ends the window. */
       take->end = workers->windows[index].end + (index + 1 < workers->n_items);
+      if (take->sink != NULL)
+        take->sink (workers->windows[index].start,
+                    take->end - workers->windows[index].start, take->sink_data);
       return take->stored < take->max_values;
     }
 
@@ -641,9 +646,11 @@ _serio_workers_parse (SerioWorkers       *workers,
                       gsize               max_values,
                       guint               n_threads,
                       const char        **end,
-                      SerioParseStop     *stop)
+                      SerioParseStop     *stop,
+                      SerioTextSink       sink,
+                      gpointer            sink_data)
 {
-  ParseTake take = { max_values, 0, s, stop };
+  ParseTake take = { max_values, 0, s, stop, sink, sink_data };
   gsize n_windows;
 
   g_assert (out_dtype == SERIO_DTYPE_FLOAT64 || out_dtype == dtype);
