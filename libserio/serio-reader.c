@@ -108,8 +108,12 @@
  * one thread) cost a few percent of a 1 MiB round. */
 #define DEFAULT_BUFFER_SIZE (4 * 1024 * 1024)
 /* The stream is read in pieces of up to a megabyte, each reported to the
- * progress callback; a file's, until the window is full. */
+ * progress callback; a file's, until the window holds half the buffer:
+ * the other half is read while the threads parse the first
+ * (read_during_parse()), in pieces of READ_AHEAD_CHUNK, a piece for each
+ * window of values the threads parsed. */
 #define READ_CHUNK          (1024 * 1024)
+#define READ_AHEAD_CHUNK    (128 * 1024)
 #define MIN_BUFFER_SIZE     64
 
 /* A token longer than the buffer is invalid (a valid one has at most 23
@@ -166,7 +170,10 @@ struct _SerioReader
   gsize           pos;          /* the window is buf[pos, end) */
   gsize           end;
   gboolean        eof;
-  gboolean        fill_window;  /* a file: read until the window is full */
+  gboolean        fill_window;  /* a file: read until the window holds half
+                                 * the buffer, and on during a parse */
+  GError         *read_error;   /* a read during a parse that failed, which
+                                 * the next fill() reports */
   guint8          last_byte;    /* the last byte read from the stream */
   gulong          line;         /* the line at pos, 1-based */
 
@@ -254,6 +261,7 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->prelude, XXH3_freeState);
   _serio_seal_check_clear (&self->seal);
   g_clear_error (&self->failure);
+  g_clear_error (&self->read_error);
   g_clear_pointer (&self->name, g_free);
   g_clear_pointer (&self->declared, g_free);
   g_clear_pointer (&self->workers, _serio_workers_free);
@@ -425,8 +433,10 @@ serio_reader_class_init (SerioReaderClass *klass)
    *
    * The size of the reader's buffer in bytes, 4 MiB by default. A stream
    * that can seek (a file) is read into it a megabyte at a time until it
-   * is full, each read reported to the progress callback; another (a pipe,
-   * a socket) once per fill, for what it has. Lines longer than the buffer
+   * is half full, and on into the other half, in smaller pieces, while
+   * threads parse the first; each read is reported to the progress
+   * callback. Another stream (a pipe, a socket) is read once per fill,
+   * for what it has. Lines longer than the buffer
    * are read in pieces; the buffer only grows to hold the start of a
    * record (its name and count) that does not fit.
    */
@@ -706,18 +716,65 @@ hash_upto (SerioReader *self,
   self->hashed = MAX (self->hashed, upto);
 }
 
-/* The SerioTextSink of a parse on the threads: hashes the text parsed,
- * which follows the bytes hashed so far. */
-static void
-hash_parsed (const char *text,
-             gsize       len,
-             gpointer    user_data)
+/* Reads once, up to @max bytes, after the window. Returns the bytes read,
+ * 0 at the end of the stream, -1 on an error. */
+static gssize
+read_some (SerioReader   *self,
+           gsize          max,
+           GCancellable  *cancellable,
+           GError       **error)
 {
-  SerioReader *self = user_data;
+  gssize n = g_input_stream_read (self->stream, self->buf + self->end, max,
+                                  cancellable, error);
 
-  g_assert (text == self->buf + self->hashed);
-  XXH3_64bits_update (self->hashing, text, len);
-  self->hashed += len;
+  if (n < 0)
+    return -1;
+  if (n == 0)
+    {
+      self->eof = TRUE;
+      return 0;
+    }
+
+  self->end += n;
+  self->last_byte = self->buf[self->end - 1];
+  self->bytes_read += n;
+  if (self->progress != NULL)
+    self->progress (self->bytes_read, self->size >= self->bytes_read ? self->size : 0,
+                    self->progress_data);
+  return n;
+}
+
+/* What the sink of a parse on the threads needs. */
+typedef struct
+{
+  SerioReader  *self;
+  GCancellable *cancellable;
+} ParseSink;
+
+/* The SerioTextSink of a parse on the threads, on the calling thread
+ * while the threads parse on: hashes the text parsed (which follows the
+ * bytes hashed so far), and reads a piece of a file after the window,
+ * which the threads do not look at (the window's end bounds their
+ * loads). A read that fails is reported by the next fill(), after the
+ * values before it. */
+static void
+read_during_parse (const char *text,
+                   gsize       len,
+                   gpointer    user_data)
+{
+  ParseSink *sink = user_data;
+  SerioReader *self = sink->self;
+
+  if (self->hashing != NULL)
+    {
+      g_assert (text == self->buf + self->hashed);
+      XXH3_64bits_update (self->hashing, text, len);
+      self->hashed += len;
+    }
+
+  if (self->fill_window && !self->eof && self->read_error == NULL && self->end < self->cap)
+    read_some (self, MIN (self->cap - self->end, READ_AHEAD_CHUNK), sink->cancellable,
+               &self->read_error);
 }
 
 /* Drops the bytes before pos (hashing them) and reads more after the
@@ -752,30 +809,29 @@ fill (SerioReader   *self,
       self->pos = 0;
     }
 
+  if (self->read_error != NULL)
+    {
+      g_propagate_error (error, g_steal_pointer (&self->read_error));
+      return -1;
+    }
   if (self->eof || self->end == self->cap)
     return 0;
 
   do
     {
-      n = g_input_stream_read (self->stream, self->buf + self->end,
-                               MIN (self->cap - self->end, READ_CHUNK), cancellable, error);
+      /* A file's window is filled to half the buffer, or read on when it
+       * holds more. */
+      gsize want = self->fill_window && self->end < self->cap / 2 ? self->cap / 2 - self->end
+                                                                   : self->cap - self->end;
+
+      n = read_some (self, MIN (want, READ_CHUNK), cancellable, error);
       if (n < 0)
         return -1;
       if (n == 0)
-        {
-          self->eof = TRUE;
-          break;
-        }
-
+        break;
       got_any = TRUE;
-      self->end += n;
-      self->last_byte = self->buf[self->end - 1];
-      self->bytes_read += n;
-      if (self->progress != NULL)
-        self->progress (self->bytes_read, self->size >= self->bytes_read ? self->size : 0,
-                        self->progress_data);
     }
-  while (self->fill_window && self->end < self->cap);
+  while (self->fill_window && self->end < self->cap / 2);
 
   return got_any ? 1 : 0;
 }
@@ -1154,17 +1210,17 @@ parse_values (SerioReader   *self,
           if (n_threads > 1 && span_end != NULL && span_end > s)
             {
               SerioParseStop stop;
+              ParseSink sink = { self, cancellable };
               const char *end = NULL;
 
               if (self->workers == NULL)
                 self->workers = _serio_workers_new ();
-              /* The text parsed is hashed as the threads parse on. */
-              if (self->hashing != NULL)
-                hash_upto (self, s - self->buf);
+              /* The text parsed is hashed, and a file read on, as the
+               * threads parse. */
+              hash_upto (self, s - self->buf);
               n = _serio_workers_parse (self->workers, s, span_end, self->buf + self->end, self->dtype,
                                         out_dtype, (char *) out + got * size, max_values - got,
-                                        n_threads, &end, &stop,
-                                        self->hashing != NULL ? hash_parsed : NULL, self);
+                                        n_threads, &end, &stop, read_during_parse, &sink);
               self->n_tokens += n;
               got += n;
               if (G_UNLIKELY (stop.misfit))

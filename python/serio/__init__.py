@@ -319,7 +319,7 @@ def load(path: PathLike, *, names: Optional[Collection[str]] = None,
     is returned unless the whole file is valid.
 
     progress, when given, is called as ``progress(done, total)`` as the
-    file is read, a megabyte at a time: ``done`` the bytes read so far,
+    file is read, in pieces of up to a megabyte: ``done`` the bytes read so far,
     ``total`` the size of the file (0 when not known, as for a pipe); a
     file read to its end reports ``done == total`` last. (A sharded
     checkpoint reports nothing.)

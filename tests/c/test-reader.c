@@ -894,20 +894,55 @@ typedef enum
   TYPED_BYTES_PIECES,   /* read_typed_bytes() in uneven pieces */
 } TypedMode;
 
-/* Reads the one array of @text, from the bytes or through a stream, with
- * @threads threads: its elements, or %NULL with @error set. */
+typedef enum
+{
+  TYPED_FROM_BYTES,     /* serio_reader_new_for_bytes() */
+  TYPED_FROM_PIPE,      /* a stream that cannot seek, in uneven reads */
+  TYPED_FROM_FILE,      /* a stream that can seek, as a file's, read on
+                         * while the threads parse: a 512 KiB buffer, so
+                         * that the text takes several rounds */
+  TYPED_N_SOURCES
+} TypedSource;
+
+#define TYPED_FILE_BUFFER (512 * 1024)
+
+/* A reader of @text from @source. */
+static SerioReader *
+typed_reader (GBytes      *text,
+              TypedSource  source)
+{
+  g_autoptr(GInputStream) stream = NULL;
+
+  switch (source)
+    {
+    case TYPED_FROM_BYTES:
+      return serio_reader_new_for_bytes (text);
+    case TYPED_FROM_PIPE:
+      stream = test_chunked_input_stream_new (text, -70000);
+      return serio_reader_new (stream);
+    case TYPED_FROM_FILE:
+      stream = test_failing_input_stream_new (text, G_MAXSIZE, NULL);
+      return g_object_new (SERIO_TYPE_READER, "stream", stream, "buffer-size", TYPED_FILE_BUFFER,
+                           NULL);
+    case TYPED_N_SOURCES:
+    default:
+      g_assert_not_reached ();
+    }
+}
+
+/* Reads the one array of @text from @source with @threads threads: its
+ * elements, or %NULL with @error set. */
 static GBytes *
-typed_read (GBytes     *text,
-            gboolean    from_stream,
-            guint       threads,
-            TypedMode   mode,
-            GError    **error)
+typed_read (GBytes      *text,
+            TypedSource  source,
+            guint        threads,
+            TypedMode    mode,
+            GError     **error)
 {
   /* around the 8192 values from which a read is parsed in parallel, and
    * ending inside windows */
   static const gsize pieces[] = { 100003, 1, 8192, 70001, 8191, 3, 250000, 12345 };
-  g_autoptr(GInputStream) stream = from_stream ? test_chunked_input_stream_new (text, -70000) : NULL;
-  g_autoptr(SerioReader) reader = from_stream ? serio_reader_new (stream) : serio_reader_new_for_bytes (text);
+  g_autoptr(SerioReader) reader = typed_reader (text, source);
   g_autoptr(GByteArray) got = g_byte_array_new ();
   GError *local_error = NULL;
   SerioDtype dtype;
@@ -975,9 +1010,8 @@ assert_same_elements (GBytes *actual,
   g_assert_true (memcmp (g_bytes_get_data (actual, NULL), data, size) == 0);
 }
 
-/* Reads @text from bytes and from a stream, on 1, 2 and 4 threads, in the
- * modes up to @last_mode: each read gives @expected, or fails with
- * @expected_error. */
+/* Reads @text from each source, on 1, 2 and 4 threads, in the modes up to
+ * @last_mode: each read gives @expected, or fails with @expected_error. */
 static void
 typed_read_every_way (GBytes       *text,
                       TypedMode     last_mode,
@@ -986,16 +1020,16 @@ typed_read_every_way (GBytes       *text,
 {
   const guint threads[] = { 1, 2, 4 };
 
-  for (int from_stream = 0; from_stream < 2; from_stream++)
+  for (TypedSource source = 0; source < TYPED_N_SOURCES; source++)
     for (gsize t = 0; t < G_N_ELEMENTS (threads); t++)
       for (TypedMode mode = TYPED_WHOLE; mode <= last_mode; mode++)
         {
           g_autoptr(GError) error = NULL;
           g_autoptr(GBytes) got = NULL;
 
-          if (test_slow_tool () && (from_stream || threads[t] == 2))
+          if (test_slow_tool () && (source != TYPED_FROM_BYTES || threads[t] == 2))
             continue;
-          got = typed_read (text, from_stream, threads[t], mode, &error);
+          got = typed_read (text, source, threads[t], mode, &error);
           if (expected_error != NULL)
             {
               g_assert_null (got);
@@ -1027,7 +1061,7 @@ test_typed_parallel (void)
                       g_bytes_get_size (text));
       /* long enough for several windows: the parallel path */
       g_assert_cmpuint (g_bytes_get_size (text), >, 6 * TYPED_WINDOW);
-      serial = typed_read (text, FALSE, 1, TYPED_WHOLE, &error);
+      serial = typed_read (text, TYPED_FROM_BYTES, 1, TYPED_WHOLE, &error);
       g_assert_no_error (error);
       assert_same_elements (serial, elements);
 
@@ -1097,7 +1131,7 @@ test_typed_parallel_errors (void)
               bad = next;
             }
 
-          got = typed_read (bad, FALSE, 1, TYPED_WHOLE, &serial);
+          got = typed_read (bad, TYPED_FROM_BYTES, 1, TYPED_WHOLE, &serial);
           g_assert_null (got);
           g_assert_error (serial, SERIO_ERROR, cases[i].code);
           g_assert_cmpuint (serio_error_get_line (serial), ==, 1);
@@ -1111,6 +1145,103 @@ test_typed_parallel_errors (void)
 
           typed_read_every_way (bad, TYPED_PIECES, NULL, serial);
         }
+    }
+}
+
+/* The error of @stream's reader, which reads the sealed @text's one array
+ * whole with @threads threads; the elements must be @elements if it
+ * succeeds. */
+static GError *
+read_error_of (GInputStream *stream,
+               GBytes       *elements,
+               guint         threads,
+               GCancellable *cancellable)
+{
+  g_autoptr(SerioReader) reader = g_object_new (SERIO_TYPE_READER, "stream", stream,
+                                                "buffer-size", TYPED_FILE_BUFFER, NULL);
+  gsize n = g_bytes_get_size (elements) / sizeof (float);
+  g_autofree float *values = g_new (float, n);
+  GError *error = NULL;
+  GError *again = NULL;
+  gsize n_read = 0;
+
+  serio_reader_set_threads (reader, threads);
+  /* the first fill reads a megabyte at most, or up to its buffer */
+  if (serio_reader_next (reader, NULL, &error))
+    {
+      g_assert_cmpuint (serio_reader_get_n_values (reader), ==, n);
+      if (serio_reader_read_typed (reader, values, n, &n_read, cancellable, &error) &&
+          serio_reader_next (reader, NULL, &error))
+        g_assert_not_reached ();    /* one array */
+    }
+  if (error == NULL)
+    {
+      /* read whole, and its seal checked */
+      g_assert_cmpuint (n_read, ==, n);
+      g_assert_true (memcmp (values, g_bytes_get_data (elements, NULL), n * sizeof (float)) == 0);
+      g_assert_true (serio_reader_get_finished (reader));
+      return NULL;
+    }
+
+  /* The reader stays failed, with the same error. */
+  g_assert_false (serio_reader_get_finished (reader));
+  g_assert_false (serio_reader_next (reader, NULL, &again));
+  g_assert_nonnull (again);
+  g_assert_true (again->domain == error->domain && again->code == error->code);
+  g_error_free (again);
+
+  return error;
+}
+
+static void
+test_read_error_during_parse (void)
+{
+  g_autoptr(GBytes) elements = typed_elements (SERIO_DTYPE_FLOAT32, TYPED_N_VALUES);
+  g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_NONE);
+  g_autoptr(GBytes) text = NULL;
+  g_autoptr(GError) error = NULL;
+  guint64 shape[1] = { TYPED_N_VALUES };
+  gsize size;
+
+  g_test_summary ("A read of a file that fails while the threads parse the window before it "
+                  "(the reader reads a file on as they parse) fails the read that needed its "
+                  "bytes and the reader, with the stream's error, as on one thread; the same "
+                  "stream that does not fail gives every element, its seal checked.");
+  typed_all_threads ();
+
+  g_assert_true (serio_writer_write_typed (writer, "w", SERIO_DTYPE_FLOAT32, shape, 1, elements,
+                                           NULL, &error));
+  g_assert_no_error (error);
+  g_assert_true (serio_writer_close (writer, NULL, &error));
+  g_assert_no_error (error);
+  text = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+  size = g_bytes_get_size (text);
+  /* several rounds of the 512 KiB buffer, each a parallel parse */
+  g_assert_cmpuint (size, >, 4 * TYPED_FILE_BUFFER);
+
+  for (guint threads = 1; threads <= 2; threads++)
+    {
+      /* failing nowhere, in the first fill, then in each round's reads */
+      const gsize fail_at[] = { G_MAXSIZE, TYPED_FILE_BUFFER / 4, TYPED_FILE_BUFFER / 2 + 1000,
+                                TYPED_FILE_BUFFER - 1, TYPED_FILE_BUFFER + 70000, size / 2,
+                                size - 10 };
+
+      for (gsize i = 0; i < G_N_ELEMENTS (fail_at); i++)
+        for (int cancel = 0; cancel < 2; cancel++)
+          {
+            g_autoptr(GCancellable) cancellable = cancel ? g_cancellable_new () : NULL;
+            g_autoptr(GInputStream) stream = test_failing_input_stream_new (text, fail_at[i],
+                                                                           cancellable);
+            g_autoptr(GError) got = read_error_of (stream, elements, threads, cancellable);
+
+            if (fail_at[i] >= size)
+              g_assert_no_error (got);
+            else if (cancel)
+              g_assert_error (got, G_IO_ERROR, G_IO_ERROR_CANCELLED);
+            else
+              g_assert_error (got, G_IO_ERROR, G_IO_ERROR_FAILED);
+          }
     }
 }
 
@@ -1135,6 +1266,7 @@ main (int    argc,
   g_test_add_func ("/reader/bytes-and-stream", test_bytes_and_stream);
   g_test_add_func ("/reader/typed-parallel", test_typed_parallel);
   g_test_add_func ("/reader/typed-parallel-errors", test_typed_parallel_errors);
+  g_test_add_func ("/reader/read-error-during-parse", test_read_error_during_parse);
 
   return g_test_run ();
 }

@@ -147,6 +147,86 @@ test_chunked_input_stream_new (GBytes *bytes,
   return G_INPUT_STREAM (self);
 }
 
+#define TEST_TYPE_FAILING_INPUT_STREAM (test_failing_input_stream_get_type ())
+G_DECLARE_FINAL_TYPE (TestFailingInputStream, test_failing_input_stream,
+                      TEST, FAILING_INPUT_STREAM, GMemoryInputStream)
+
+struct _TestFailingInputStream
+{
+  GMemoryInputStream  parent_instance;
+  gsize               done;
+  gsize               fail_at;
+  gboolean            failed;
+  GCancellable       *cancel;
+};
+
+G_DEFINE_FINAL_TYPE (TestFailingInputStream, test_failing_input_stream,
+                     G_TYPE_MEMORY_INPUT_STREAM)
+
+static gssize
+failing_read (GInputStream  *stream,
+              void          *buffer,
+              gsize          count,
+              GCancellable  *cancellable,
+              GError       **error)
+{
+  TestFailingInputStream *self = TEST_FAILING_INPUT_STREAM (stream);
+  gssize n;
+
+  if (!self->failed && self->done + count > self->fail_at)
+    {
+      self->failed = TRUE;
+      if (self->cancel != NULL)
+        {
+          g_cancellable_cancel (self->cancel);
+          g_cancellable_set_error_if_cancelled (self->cancel, error);
+        }
+      else
+        {
+          g_set_error_literal (error, G_IO_ERROR, G_IO_ERROR_FAILED, "Read failed (test)");
+        }
+      return -1;
+    }
+
+  n = G_INPUT_STREAM_CLASS (test_failing_input_stream_parent_class)->read_fn (stream, buffer, count,
+                                                                              cancellable, error);
+  if (n > 0)
+    self->done += n;
+  return n;
+}
+
+static void
+test_failing_input_stream_finalize (GObject *object)
+{
+  g_clear_object (&TEST_FAILING_INPUT_STREAM (object)->cancel);
+  G_OBJECT_CLASS (test_failing_input_stream_parent_class)->finalize (object);
+}
+
+static void
+test_failing_input_stream_class_init (TestFailingInputStreamClass *klass)
+{
+  G_OBJECT_CLASS (klass)->finalize = test_failing_input_stream_finalize;
+  G_INPUT_STREAM_CLASS (klass)->read_fn = failing_read;
+}
+
+static void
+test_failing_input_stream_init (TestFailingInputStream *self G_GNUC_UNUSED)
+{
+}
+
+GInputStream *
+test_failing_input_stream_new (GBytes       *bytes,
+                               gsize         fail_at,
+                               GCancellable *cancel)
+{
+  TestFailingInputStream *self = g_object_new (TEST_TYPE_FAILING_INPUT_STREAM, NULL);
+
+  g_memory_input_stream_add_bytes (G_MEMORY_INPUT_STREAM (self), bytes);
+  self->fail_at = fail_at;
+  self->cancel = cancel != NULL ? g_object_ref (cancel) : NULL;
+  return G_INPUT_STREAM (self);
+}
+
 void
 test_store_result (GObject      *source,
                    GAsyncResult *result,

@@ -22,6 +22,14 @@ GOutputStream *test_failing_output_stream_new (gsize          limit,
 GInputStream  *test_chunked_input_stream_new  (GBytes        *bytes,
                                                gssize         max_chunk);
 
+/* A seekable input stream over @bytes, as a file's is, whose read that
+ * would go past @fail_at bytes fails once, taking nothing: with
+ * G_IO_ERROR_FAILED, or, if @cancel is given, by cancelling it and
+ * failing with G_IO_ERROR_CANCELLED. Every read after it succeeds, so
+ * that a reader that drops the error reads the whole text. */
+GInputStream  *test_failing_input_stream_new  (GBytes        *bytes,
+                                               gsize          fail_at,
+                                               GCancellable  *cancel);
 /* A GAsyncReadyCallback that keeps a reference to @result in the
  * GAsyncResult * at @user_data. */
 void           test_store_result              (GObject       *source,
