@@ -114,6 +114,14 @@
  * window of values the threads parsed. */
 #define READ_CHUNK          (1024 * 1024)
 #define READ_AHEAD_CHUNK    (128 * 1024)
+/* While threads parse, the window ahead is looked through for the line
+ * feed that ends the current line, this much for each window of values
+ * they parsed, so that the next segment is found without a pause. */
+#define SCAN_AHEAD_CHUNK    (128 * 1024)
+/* A text in memory (the window is the whole text) is parsed in segments
+ * of at most this much of a line, each found while threads parse the one
+ * before, rather than after a look through the whole line for its end. */
+#define BYTES_SEGMENT       (16 * 1024 * 1024)
 #define MIN_BUFFER_SIZE     64
 
 /* A token longer than the buffer is invalid (a valid one has at most 23
@@ -184,6 +192,9 @@ struct _SerioReader
   gboolean        seg_eol;
   gsize           seg_end;
   gsize           seg_nl;
+  /* The window from pos holds no line feed before buf[scanned], if
+   * scanned > pos: it was looked through ahead. */
+  gsize           scanned;
 
   /* Hashing: bytes before buf[hashed] went into @hashing, the state fed
    * now (the prelude's until the first record, then the seal's), or
@@ -744,6 +755,23 @@ read_some (SerioReader   *self,
   return n;
 }
 
+/* Looks through the window for a line feed from where it was looked
+ * through before (or pos) up to buf[@limit], and notes how far it holds
+ * none. Returns the line feed, or %NULL. */
+static const char *
+scan_line_feed (SerioReader *self,
+                gsize        limit)
+{
+  gsize from = MAX (self->pos, self->scanned);
+  const char *nl;
+
+  if (from >= limit)
+    return NULL;
+  nl = memchr (self->buf + from, '\n', limit - from);
+  self->scanned = nl != NULL ? (gsize) (nl - self->buf) : limit;
+  return nl;
+}
+
 /* What the sink of a parse on the threads needs. */
 typedef struct
 {
@@ -775,6 +803,30 @@ read_during_parse (const char *text,
   if (self->fill_window && !self->eof && self->read_error == NULL && self->end < self->cap)
     read_some (self, MIN (self->cap - self->end, READ_AHEAD_CHUNK), sink->cancellable,
                &self->read_error);
+
+  /* Stops at a line feed: the next look starts there and finds it. */
+  scan_line_feed (self, MIN (self->end, MAX (self->pos, self->scanned) + SCAN_AHEAD_CHUNK));
+}
+
+/* Drops the bytes before pos of a stream's window (hashing them): the
+ * window moves to the start of the buffer. */
+static void
+compact (SerioReader *self)
+{
+  if (self->pos == 0)
+    return;
+
+  hash_upto (self, self->pos);
+  memmove (self->buf, self->buf + self->pos, self->end - self->pos);
+  self->end -= self->pos;
+  self->hashed -= self->pos;
+  self->scanned = self->scanned > self->pos ? self->scanned - self->pos : 0;
+  if (self->seg_valid)
+    {
+      self->seg_end -= self->pos;
+      self->seg_nl -= self->pos;
+    }
+  self->pos = 0;
 }
 
 /* Drops the bytes before pos (hashing them) and reads more after the
@@ -795,19 +847,7 @@ fill (SerioReader   *self,
       return 0;
     }
 
-  if (self->pos > 0)
-    {
-      hash_upto (self, self->pos);
-      memmove (self->buf, self->buf + self->pos, self->end - self->pos);
-      self->end -= self->pos;
-      self->hashed -= self->pos;
-      if (self->seg_valid)
-        {
-          self->seg_end -= self->pos;
-          self->seg_nl -= self->pos;
-        }
-      self->pos = 0;
-    }
+  compact (self);
 
   if (self->read_error != NULL)
     {
@@ -1073,10 +1113,31 @@ ensure_segment (SerioReader   *self,
     {
       const char *p = self->buf + self->pos;
       gsize len = self->end - self->pos;
-      const char *nl = memchr (p, '\n', len);
+      const char *nl;
       GError *local_error = NULL;
       int got;
 
+      /* In memory, a segment of a long line that ends at a comma, unless
+       * there is none in it. */
+      if (self->bytes != NULL && len > BYTES_SEGMENT)
+        {
+          nl = scan_line_feed (self, self->pos + BYTES_SEGMENT);
+          if (nl == NULL)
+            {
+              const char *comma = _serio_last_comma (p, BYTES_SEGMENT);
+
+              if (comma != NULL)
+                {
+                  self->seg_valid = TRUE;
+                  self->seg_eol = FALSE;
+                  self->seg_end = comma - self->buf;
+                  self->seg_nl = 0;
+                  return TRUE;
+                }
+            }
+        }
+
+      nl = scan_line_feed (self, self->end);
       if (nl != NULL)
         {
           const char *line_end = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
@@ -1202,10 +1263,13 @@ parse_values (SerioReader   *self,
           max_values - got >= PARALLEL_MIN_VALUES)
         {
           guint n_threads = _serio_threads_effective (self->threads);
-          gsize span = (max_values - got) <= G_MAXSIZE / (SERIO_CODEC_TOKEN_MAX + 1) ?
+          gsize span;
+          const char *span_end;
+
+          span = (max_values - got) <= G_MAXSIZE / (SERIO_CODEC_TOKEN_MAX + 1) ?
                        MIN ((gsize) (seg_end - s), (max_values - got) * (SERIO_CODEC_TOKEN_MAX + 1)) :
                        (gsize) (seg_end - s);
-          const char *span_end = span == (gsize) (seg_end - s) ? seg_end : _serio_last_comma (s, span);
+          span_end = span == (gsize) (seg_end - s) ? seg_end : _serio_last_comma (s, span);
 
           if (n_threads > 1 && span_end != NULL && span_end > s)
             {
@@ -1450,6 +1514,10 @@ ensure_line_start (SerioReader   *self,
                    GError       **error)
 {
   gsize scanned = 0;
+  /* In memory, the end of a long line is found a segment at a time by
+   * ensure_segment(), while threads parse: here only its start is looked
+   * through, unless the name and count go on past it. */
+  gboolean bounded = self->bytes != NULL;
 
   *at_end = FALSE;
 
@@ -1457,7 +1525,8 @@ ensure_line_start (SerioReader   *self,
     {
       const char *p = self->buf + self->pos;
       const char *end = self->buf + self->end;
-      const char *nl = memchr (p + scanned, '\n', end - (p + scanned));
+      const char *limit = bounded && (gsize) (end - p) > BYTES_SEGMENT ? p + BYTES_SEGMENT : end;
+      const char *nl = memchr (p + scanned, '\n', limit - (p + scanned));
       GError *local_error = NULL;
       int got;
 
@@ -1467,13 +1536,19 @@ ensure_line_start (SerioReader   *self,
           *nl_out = nl;
           return TRUE;
         }
-      scanned = end - p;
+      scanned = limit - p;
+      self->scanned = MAX (self->scanned, self->pos + scanned);
 
-      if (start_is_complete (p, end))
+      if (start_is_complete (p, limit))
         {
-          *line_end = end;
+          *line_end = limit;
           *nl_out = NULL;
           return TRUE;
+        }
+      if (limit < end)
+        {
+          bounded = FALSE;
+          continue;
         }
 
       if (p == end && self->eof)

@@ -796,13 +796,15 @@ typed_elements (SerioDtype dtype,
   return g_bytes_new_take (data, n * size);
 }
 
-/* A plain text of one array "w" of @dtype holding @elements. */
+/* A text, plain or sealed by @flags, of one array "w" of @dtype holding
+ * @elements. */
 static GBytes *
-typed_text (SerioDtype  dtype,
-            GBytes     *elements)
+typed_text_full (SerioDtype      dtype,
+                 GBytes         *elements,
+                 SerioSaveFlags  flags)
 {
   g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_PLAIN);
+  g_autoptr(SerioWriter) writer = serio_writer_new (out, flags);
   g_autoptr(GError) error = NULL;
   guint64 shape[1] = { g_bytes_get_size (elements) / serio_dtype_get_size (dtype) };
 
@@ -812,6 +814,22 @@ typed_text (SerioDtype  dtype,
   g_assert_no_error (error);
 
   return g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+}
+
+/* A plain text of one array "w" of @dtype holding @elements. */
+static GBytes *
+typed_text (SerioDtype  dtype,
+            GBytes     *elements)
+{
+  return typed_text_full (dtype, elements, SERIO_SAVE_FLAGS_PLAIN);
+}
+
+/* The same, sealed. */
+static GBytes *
+typed_text_sealed (SerioDtype  dtype,
+                   GBytes     *elements)
+{
+  return typed_text_full (dtype, elements, SERIO_SAVE_FLAGS_NONE);
 }
 
 /* The text of typed_cases[@c] with random elements, which go to
@@ -1197,12 +1215,8 @@ static void
 test_read_error_during_parse (void)
 {
   g_autoptr(GBytes) elements = typed_elements (SERIO_DTYPE_FLOAT32, TYPED_N_VALUES);
-  g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
-  g_autoptr(SerioWriter) writer = serio_writer_new (out, SERIO_SAVE_FLAGS_NONE);
-  g_autoptr(GBytes) text = NULL;
-  g_autoptr(GError) error = NULL;
-  guint64 shape[1] = { TYPED_N_VALUES };
-  gsize size;
+  g_autoptr(GBytes) text = typed_text_sealed (SERIO_DTYPE_FLOAT32, elements);
+  gsize size = g_bytes_get_size (text);
 
   g_test_summary ("A read of a file that fails while the threads parse the window before it "
                   "(the reader reads a file on as they parse) fails the read that needed its "
@@ -1210,13 +1224,6 @@ test_read_error_during_parse (void)
                   "stream that does not fail gives every element, its seal checked.");
   typed_all_threads ();
 
-  g_assert_true (serio_writer_write_typed (writer, "w", SERIO_DTYPE_FLOAT32, shape, 1, elements,
-                                           NULL, &error));
-  g_assert_no_error (error);
-  g_assert_true (serio_writer_close (writer, NULL, &error));
-  g_assert_no_error (error);
-  text = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
-  size = g_bytes_get_size (text);
   /* several rounds of the 512 KiB buffer, each a parallel parse */
   g_assert_cmpuint (size, >, 4 * TYPED_FILE_BUFFER);
 
@@ -1245,6 +1252,83 @@ test_read_error_during_parse (void)
     }
 }
 
+/* The reader's segment of a long line in memory (BYTES_SEGMENT in
+ * serio-reader.c). */
+#define BYTES_SEGMENT (16 * 1024 * 1024)
+
+static void
+test_long_line_in_memory (void)
+{
+  gsize n = 3200000;
+  g_autoptr(GBytes) elements = NULL;
+  g_autoptr(GBytes) plain = NULL;
+  g_autoptr(GBytes) sealed = NULL;
+  const struct
+  {
+    gsize       offset;       /* of the token replaced, from the values' start */
+    const char *replacement;
+  } damage[] = {
+    { BYTES_SEGMENT - 30, "+1" },      /* the last tokens of the first segment */
+    { BYTES_SEGMENT - 2, "+1" },
+    { BYTES_SEGMENT + 2, "+1" },       /* the first of the second */
+    { BYTES_SEGMENT + 40, "1\n1" },    /* a line feed early in the second */
+    { 2 * BYTES_SEGMENT + 100, "1\n1" },
+    { 2 * BYTES_SEGMENT + 100, "1e" },
+  };
+
+  g_test_summary ("A line of a text in memory longer than the reader's segment (16 MiB, each "
+                  "looked through for its end while threads parse the one before) gives every "
+                  "element on 1, 2 and 4 threads, sealed and plain; damage on either side of a "
+                  "segment's end, and a line feed in a later segment, give the error of a "
+                  "stream's reader on one thread.");
+  if (test_slow_tool ())
+    {
+      g_test_skip ("a text of 37 MB: too slow under this tool");
+      return;
+    }
+  typed_all_threads ();
+
+  elements = typed_elements (SERIO_DTYPE_FLOAT32, n);
+  plain = typed_text (SERIO_DTYPE_FLOAT32, elements);
+  sealed = typed_text_sealed (SERIO_DTYPE_FLOAT32, elements);
+  g_assert_cmpuint (g_bytes_get_size (plain), >, 2 * BYTES_SEGMENT + 1024 * 1024);
+
+  for (guint threads = 1; threads <= 4; threads *= 2)
+    {
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GBytes) from_plain = typed_read (plain, TYPED_FROM_BYTES, threads, TYPED_WHOLE,
+                                                 &error);
+      g_autoptr(GBytes) from_sealed = NULL;
+
+      g_assert_no_error (error);
+      assert_same_elements (from_plain, elements);
+      from_sealed = typed_read (sealed, TYPED_FROM_BYTES, threads, TYPED_WHOLE, &error);
+      g_assert_no_error (error);
+      assert_same_elements (from_sealed, elements);
+    }
+
+  for (gsize d = 0; d < G_N_ELEMENTS (damage); d++)
+    {
+      gsize index = typed_token_at (plain, damage[d].offset);
+      g_autoptr(GBytes) bad = typed_text_with (plain, index, damage[d].replacement);
+      g_autoptr(GError) expected = NULL;
+      g_autoptr(GBytes) none = typed_read (bad, TYPED_FROM_PIPE, 1, TYPED_WHOLE, &expected);
+
+      g_test_message ("value %" G_GSIZE_FORMAT " → “%s”: %s", index + 1, damage[d].replacement,
+                      expected != NULL ? expected->message : "(no error)");
+      g_assert_null (none);
+      g_assert_nonnull (expected);
+      for (guint threads = 1; threads <= 4; threads *= 2)
+        {
+          g_autoptr(GError) error = NULL;
+          g_autoptr(GBytes) got = typed_read (bad, TYPED_FROM_BYTES, threads, TYPED_WHOLE, &error);
+
+          g_assert_null (got);
+          assert_same_error (error, expected);
+        }
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1267,6 +1351,7 @@ main (int    argc,
   g_test_add_func ("/reader/typed-parallel", test_typed_parallel);
   g_test_add_func ("/reader/typed-parallel-errors", test_typed_parallel_errors);
   g_test_add_func ("/reader/read-error-during-parse", test_read_error_during_parse);
+  g_test_add_func ("/reader/long-line-in-memory", test_long_line_in_memory);
 
   return g_test_run ();
 }
