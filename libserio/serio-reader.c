@@ -108,12 +108,16 @@
  * one thread) cost a few percent of a 1 MiB round. */
 #define DEFAULT_BUFFER_SIZE (4 * 1024 * 1024)
 /* The stream is read in pieces of up to a megabyte, each reported to the
- * progress callback; a file's, until the window holds half the buffer:
- * the other half is read while the threads parse the first
- * (read_during_parse()), in pieces of READ_AHEAD_CHUNK, a piece for each
- * window of values the threads parsed. */
+ * progress callback; a file's, until the window is full. A file's buffer
+ * is two halves: while threads parse the window in one, the stream is
+ * read on into the other (read_during_parse()), in pieces of
+ * READ_AHEAD_CHUNK, a piece for each window of values the threads parsed,
+ * after SPARE_ROOM bytes kept for the end of the window that is not
+ * parsed yet (a token cut by the buffer's end), which then goes before
+ * them. */
 #define READ_CHUNK          (1024 * 1024)
 #define READ_AHEAD_CHUNK    (128 * 1024)
+#define SPARE_ROOM          4096
 /* While threads parse, the window ahead is looked through for the line
  * feed that ends the current line, this much for each window of values
  * they parsed, so that the next segment is found without a pause. */
@@ -178,8 +182,18 @@ struct _SerioReader
   gsize           pos;          /* the window is buf[pos, end) */
   gsize           end;
   gboolean        eof;
-  gboolean        fill_window;  /* a file: read until the window holds half
-                                 * the buffer, and on during a parse */
+  gboolean        fill_window;  /* a file: read until the window is full, and
+                                 * on into the spare during a parse */
+  /* A file's other half of the buffer: the stream was read on into
+   * spare[spare_start, spare_end) while threads parsed; spare_eof when
+   * it ended there. When the window from pos holds no line feed
+   * (scanned == end), neither does spare[spare_start, spare_scanned). */
+  char           *spare;
+  gsize           spare_cap;
+  gsize           spare_start;
+  gsize           spare_end;
+  gsize           spare_scanned;
+  gboolean        spare_eof;
   GError         *read_error;   /* a read during a parse that failed, which
                                  * the next fill() reports */
   guint8          last_byte;    /* the last byte read from the stream */
@@ -269,6 +283,7 @@ serio_reader_finalize (GObject *object)
     self->buf = NULL;     /* the bytes' data */
   g_clear_pointer (&self->bytes, g_bytes_unref);
   g_clear_pointer (&self->buf, g_free);
+  g_clear_pointer (&self->spare, g_free);
   g_clear_pointer (&self->prelude, XXH3_freeState);
   _serio_seal_check_clear (&self->seal);
   g_clear_error (&self->failure);
@@ -318,13 +333,15 @@ serio_reader_constructed (GObject *object)
       return;
     }
 
-  self->cap = self->buffer_size;
-  self->buf = g_malloc (self->cap);
   g_return_if_fail (G_IS_INPUT_STREAM (self->stream));
 
   /* A stream that can seek (a file, memory) has the bytes now; a pipe or
-   * a socket may not, and is read once per fill for what it has. */
+   * a socket may not, and is read once per fill for what it has. A
+   * file's buffer is two halves, the second made when a parse on threads
+   * first reads on into it. */
   self->fill_window = G_IS_SEEKABLE (self->stream) && g_seekable_can_seek (G_SEEKABLE (self->stream));
+  self->cap = self->fill_window ? MAX (self->buffer_size / 2, MIN_BUFFER_SIZE) : self->buffer_size;
+  self->buf = g_malloc (self->cap);
 
   /* A file's size is what the reader will read of it: the total of its
    * progress, and a bound on the values any array can have. */
@@ -443,11 +460,12 @@ serio_reader_class_init (SerioReaderClass *klass)
    * SerioReader:buffer-size:
    *
    * The size of the reader's buffer in bytes, 4 MiB by default. A stream
-   * that can seek (a file) is read into it a megabyte at a time until it
-   * is half full, and on into the other half, in smaller pieces, while
-   * threads parse the first; each read is reported to the progress
-   * callback. Another stream (a pipe, a socket) is read once per fill,
-   * for what it has. Lines longer than the buffer
+   * that can seek (a file) has it in two halves: one is read into a
+   * megabyte at a time until it is full, and while threads parse it, the
+   * stream is read on into the other, in smaller pieces; each read is
+   * reported to the progress callback. Another stream (a pipe, a socket)
+   * is read into the whole buffer once per fill, for what it has. Lines
+   * longer than the buffer
    * are read in pieces; the buffer only grows to hold the start of a
    * record (its name and count) that does not fit.
    */
@@ -727,27 +745,30 @@ hash_upto (SerioReader *self,
   self->hashed = MAX (self->hashed, upto);
 }
 
-/* Reads once, up to @max bytes, after the window. Returns the bytes read,
- * 0 at the end of the stream, -1 on an error. */
+/* Reads once, up to @max bytes, to @into, whose end it moves on, or sets
+ * *@eof at the end of the stream. Returns the bytes read, 0 at the end of
+ * the stream, -1 on an error. */
 static gssize
 read_some (SerioReader   *self,
+           char          *into,
+           gsize         *into_end,
+           gboolean      *eof,
            gsize          max,
            GCancellable  *cancellable,
            GError       **error)
 {
-  gssize n = g_input_stream_read (self->stream, self->buf + self->end, max,
-                                  cancellable, error);
+  gssize n = g_input_stream_read (self->stream, into + *into_end, max, cancellable, error);
 
   if (n < 0)
     return -1;
   if (n == 0)
     {
-      self->eof = TRUE;
+      *eof = TRUE;
       return 0;
     }
 
-  self->end += n;
-  self->last_byte = self->buf[self->end - 1];
+  *into_end += n;
+  self->last_byte = into[*into_end - 1];
   self->bytes_read += n;
   if (self->progress != NULL)
     self->progress (self->bytes_read, self->size >= self->bytes_read ? self->size : 0,
@@ -800,12 +821,32 @@ read_during_parse (const char *text,
       self->hashed += len;
     }
 
-  if (self->fill_window && !self->eof && self->read_error == NULL && self->end < self->cap)
-    read_some (self, MIN (self->cap - self->end, READ_AHEAD_CHUNK), sink->cancellable,
-               &self->read_error);
+  if (self->fill_window && !self->eof && !self->spare_eof && self->read_error == NULL)
+    {
+      if (self->spare == NULL)
+        {
+          self->spare_cap = MAX (self->buffer_size / 2, MIN_BUFFER_SIZE);
+          self->spare = g_malloc (self->spare_cap);
+          self->spare_start = MIN (SPARE_ROOM, self->spare_cap / 2);
+          self->spare_end = self->spare_scanned = self->spare_start;
+        }
+      if (self->spare_end < self->spare_cap)
+        read_some (self, self->spare, &self->spare_end, &self->spare_eof,
+                   MIN (self->spare_cap - self->spare_end, READ_AHEAD_CHUNK), sink->cancellable,
+                   &self->read_error);
+    }
 
-  /* Stops at a line feed: the next look starts there and finds it. */
+  /* Stops at a line feed: the next look starts there and finds it. A
+   * window that holds none is followed by the bytes read on. */
   scan_line_feed (self, MIN (self->end, MAX (self->pos, self->scanned) + SCAN_AHEAD_CHUNK));
+  if (self->spare != NULL && self->scanned >= self->end && self->spare_scanned < self->spare_end)
+    {
+      gsize limit = MIN (self->spare_end, self->spare_scanned + SCAN_AHEAD_CHUNK);
+      const char *nl = memchr (self->spare + self->spare_scanned, '\n',
+                               limit - self->spare_scanned);
+
+      self->spare_scanned = nl != NULL ? (gsize) (nl - self->spare) : limit;
+    }
 }
 
 /* Drops the bytes before pos of a stream's window (hashing them): the
@@ -829,6 +870,67 @@ compact (SerioReader *self)
   self->pos = 0;
 }
 
+static void
+grow (SerioReader *self)
+{
+  if (self->cap > G_MAXSIZE / 2)
+    g_error ("%s: a record's name does not fit in memory", G_STRLOC);
+
+  self->cap *= 2;
+  self->buf = g_realloc (self->buf, self->cap);
+}
+
+/* Makes the bytes read on into the spare the window's, after the bytes of
+ * the window from pos (hashing those before): the spare becomes the
+ * buffer, or, when the window's end is longer than the room before them
+ * (a long name), they are copied after it. */
+static void
+take_spare (SerioReader *self)
+{
+  gsize tail = self->end - self->pos;
+  gsize n = self->spare_end - self->spare_start;
+
+  hash_upto (self, self->pos);
+  if (tail <= self->spare_start)
+    {
+      gsize pos = self->spare_start - tail;
+      char *buf = self->buf;
+      gsize cap = self->cap;
+
+      memcpy (self->spare + pos, self->buf + self->pos, tail);
+      self->hashed = self->hashed - self->pos + pos;
+      if (self->scanned >= self->end)
+        self->scanned = self->spare_scanned;
+      else
+        self->scanned = self->scanned > self->pos ? self->scanned - self->pos + pos : 0;
+      if (self->seg_valid)
+        {
+          self->seg_end = self->seg_end - self->pos + pos;
+          self->seg_nl = self->seg_nl - self->pos + pos;
+        }
+      self->buf = self->spare;
+      self->cap = self->spare_cap;
+      self->pos = pos;
+      self->end = self->spare_end;
+      self->spare = buf;
+      self->spare_cap = cap;
+      self->spare_start = MIN (SPARE_ROOM, cap / 2);
+    }
+  else
+    {
+      gboolean clear = self->scanned >= self->end;
+
+      compact (self);
+      while (self->cap - self->end < n)
+        grow (self);
+      memcpy (self->buf + self->end, self->spare + self->spare_start, n);
+      if (clear)
+        self->scanned = self->end + (self->spare_scanned - self->spare_start);
+      self->end += n;
+    }
+  self->spare_end = self->spare_scanned = self->spare_start;
+}
+
 /* Drops the bytes before pos (hashing them) and reads more after the
  * window. Returns 1 when bytes came, 0 at the end of the stream or when
  * the window fills the buffer, -1 on an error. */
@@ -847,6 +949,16 @@ fill (SerioReader   *self,
       return 0;
     }
 
+  /* What was read on while threads parsed comes first; then the end of
+   * the stream there, or its error. */
+  if (self->spare_end > self->spare_start)
+    {
+      take_spare (self);
+      return 1;
+    }
+  if (self->spare_eof)
+    self->eof = TRUE;
+
   compact (self);
 
   if (self->read_error != NULL)
@@ -859,31 +971,17 @@ fill (SerioReader   *self,
 
   do
     {
-      /* A file's window is filled to half the buffer, or read on when it
-       * holds more. */
-      gsize want = self->fill_window && self->end < self->cap / 2 ? self->cap / 2 - self->end
-                                                                   : self->cap - self->end;
-
-      n = read_some (self, MIN (want, READ_CHUNK), cancellable, error);
+      n = read_some (self, self->buf, &self->end, &self->eof,
+                     MIN (self->cap - self->end, READ_CHUNK), cancellable, error);
       if (n < 0)
         return -1;
       if (n == 0)
         break;
       got_any = TRUE;
     }
-  while (self->fill_window && self->end < self->cap / 2);
+  while (self->fill_window && self->end < self->cap);
 
   return got_any ? 1 : 0;
-}
-
-static void
-grow (SerioReader *self)
-{
-  if (self->cap > G_MAXSIZE / 2)
-    g_error ("%s: a record's name does not fit in memory", G_STRLOC);
-
-  self->cap *= 2;
-  self->buf = g_realloc (self->buf, self->cap);
 }
 
 /* Moves past the line feed at buf[@nl]. */

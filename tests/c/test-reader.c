@@ -1252,6 +1252,80 @@ test_read_error_during_parse (void)
     }
 }
 
+/* Every record of @reader, read with @threads threads: its name, then its
+ * elements, record after record. */
+static GBytes *
+read_all_records (SerioReader *reader,
+                  guint        threads)
+{
+  g_autoptr(GByteArray) all = g_byte_array_new ();
+  g_autoptr(GError) error = NULL;
+
+  serio_reader_set_threads (reader, threads);
+  while (serio_reader_next (reader, NULL, &error))
+    {
+      const char *name = serio_reader_get_name (reader);
+      gsize n = serio_reader_get_n_values (reader);
+      gsize size = serio_dtype_get_size (serio_reader_get_dtype (reader));
+      gsize at, n_read = 0;
+
+      g_byte_array_append (all, (const guint8 *) name, strlen (name) + 1);
+      at = all->len;
+      g_byte_array_set_size (all, at + n * size);
+      g_assert_true (serio_reader_read_typed (reader, all->data + at, n, &n_read, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (n_read, ==, n);
+    }
+  g_assert_no_error (error);
+  g_assert_true (serio_reader_get_finished (reader));
+
+  return g_byte_array_free_to_bytes (g_steal_pointer (&all));
+}
+
+static void
+test_long_name_after_parallel (void)
+{
+  g_test_summary ("A record whose name is longer than the room a file's reader keeps before "
+                  "the bytes it read on while threads parsed (4 KiB) comes whole after a long "
+                  "array read on two threads, wherever the buffer cuts it, sealed and plain.");
+  typed_all_threads ();
+
+  /* (one text under a slow tool) */
+  for (gsize k = 0; k < (test_slow_tool () ? 1 : 16); k++)
+    {
+      gsize n = 120000 + k * 7919;
+      g_autoptr(GBytes) elements = typed_elements (SERIO_DTYPE_FLOAT32, n);
+      g_autoptr(GOutputStream) out = g_memory_output_stream_new_resizable ();
+      g_autoptr(SerioWriter) writer = serio_writer_new (out, k % 2 ? SERIO_SAVE_FLAGS_NONE
+                                                                   : SERIO_SAVE_FLAGS_PLAIN);
+      g_autofree char *long_name = g_strnfill (9000 + k * 613, 'a' + k);
+      const double few[3] = { 1.5, -2, 0.25 };
+      guint64 shape[1] = { n };
+      g_autoptr(GError) error = NULL;
+      g_autoptr(GBytes) text = NULL;
+      g_autoptr(SerioReader) from_bytes = NULL;
+      g_autoptr(SerioReader) from_file = NULL;
+      g_autoptr(GBytes) expected = NULL;
+      g_autoptr(GBytes) got = NULL;
+
+      g_assert_true (serio_writer_write_typed (writer, "w", SERIO_DTYPE_FLOAT32, shape, 1,
+                                               elements, NULL, &error));
+      g_assert_true (serio_writer_write_array (writer, long_name, few, 3, NULL, &error));
+      g_assert_true (serio_writer_write_typed (writer, "x", SERIO_DTYPE_FLOAT32, shape, 1,
+                                               elements, NULL, &error));
+      g_assert_true (serio_writer_write_array (writer, long_name, few, 2, NULL, &error));
+      g_assert_true (serio_writer_close (writer, NULL, &error));
+      g_assert_no_error (error);
+      text = g_memory_output_stream_steal_as_bytes (G_MEMORY_OUTPUT_STREAM (out));
+
+      from_bytes = typed_reader (text, TYPED_FROM_BYTES);
+      expected = read_all_records (from_bytes, 1);
+      from_file = typed_reader (text, TYPED_FROM_FILE);
+      got = read_all_records (from_file, 2);
+      g_assert_true (g_bytes_equal (got, expected));
+    }
+}
+
 /* The reader's segment of a long line in memory (BYTES_SEGMENT in
  * serio-reader.c). */
 #define BYTES_SEGMENT (16 * 1024 * 1024)
@@ -1352,6 +1426,7 @@ main (int    argc,
   g_test_add_func ("/reader/typed-parallel-errors", test_typed_parallel_errors);
   g_test_add_func ("/reader/read-error-during-parse", test_read_error_during_parse);
   g_test_add_func ("/reader/long-line-in-memory", test_long_line_in_memory);
+  g_test_add_func ("/reader/long-name-after-parallel", test_long_name_after_parallel);
 
   return g_test_run ();
 }
