@@ -1197,6 +1197,20 @@ fail_long_token (SerioReader   *self,
   return fail (self, local_error, cancellable, error);
 }
 
+/* Makes the segment ahead end at @end: a comma, or the end of the line
+ * whose line feed is @nl. Returns %TRUE. */
+static gboolean
+set_segment (SerioReader *self,
+             const char  *end,
+             const char  *nl)
+{
+  self->seg_valid = TRUE;
+  self->seg_eol = nl != NULL;
+  self->seg_end = end - self->buf;
+  self->seg_nl = nl != NULL ? (gsize) (nl - self->buf) : 0;
+  return TRUE;
+}
+
 /* Makes the segment ahead valid: the window holds, from pos, the current
  * token and its delimiter. */
 static gboolean
@@ -1225,13 +1239,7 @@ ensure_segment (SerioReader   *self,
               const char *comma = _serio_last_comma (p, BYTES_SEGMENT);
 
               if (comma != NULL)
-                {
-                  self->seg_valid = TRUE;
-                  self->seg_eol = FALSE;
-                  self->seg_end = comma - self->buf;
-                  self->seg_nl = 0;
-                  return TRUE;
-                }
+                return set_segment (self, comma, NULL);
             }
         }
 
@@ -1240,11 +1248,7 @@ ensure_segment (SerioReader   *self,
         {
           const char *line_end = nl > p && nl[-1] == '\r' ? nl - 1 : nl;
 
-          self->seg_valid = TRUE;
-          self->seg_eol = TRUE;
-          self->seg_end = line_end - self->buf;
-          self->seg_nl = nl - self->buf;
-          return TRUE;
+          return set_segment (self, line_end, nl);
         }
 
       if (len > 0)
@@ -1252,13 +1256,7 @@ ensure_segment (SerioReader   *self,
           const char *comma = _serio_last_comma (p, len);
 
           if (comma != NULL)
-            {
-              self->seg_valid = TRUE;
-              self->seg_eol = FALSE;
-              self->seg_end = comma - self->buf;
-              self->seg_nl = 0;
-              return TRUE;
-            }
+            return set_segment (self, comma, NULL);
         }
 
       if (self->pos == 0 && self->end == self->cap && !self->eof)
