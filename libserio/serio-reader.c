@@ -932,8 +932,10 @@ take_spare (SerioReader *self)
 }
 
 /* Drops the bytes before pos (hashing them) and reads more after the
- * window. Returns 1 when bytes came, 0 at the end of the stream or when
- * the window fills the buffer, -1 on an error. */
+ * window: first what was read on into the spare during a parse, then the
+ * error of that read, if any, then from the stream. Returns 1 when bytes
+ * came, 0 at the end of the stream or when the window fills the buffer,
+ * -1 on an error. */
 static int
 fill (SerioReader   *self,
       GCancellable  *cancellable,

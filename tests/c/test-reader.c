@@ -1166,9 +1166,9 @@ test_typed_parallel_errors (void)
     }
 }
 
-/* The error of @stream's reader, which reads the sealed @text's one array
- * whole with @threads threads; the elements must be @elements if it
- * succeeds. */
+/* The error of a reader of @stream (a sealed text of one float32 array),
+ * which reads the array whole with @threads threads, or %NULL when it
+ * succeeds, with every element of @elements. */
 static GError *
 read_error_of (GInputStream *stream,
                GBytes       *elements,
@@ -1267,11 +1267,14 @@ read_all_records (SerioReader *reader,
       const char *name = serio_reader_get_name (reader);
       gsize n = serio_reader_get_n_values (reader);
       gsize size = serio_dtype_get_size (serio_reader_get_dtype (reader));
-      gsize at, n_read = 0;
+      gsize named, at, n_read = 0;
 
       g_byte_array_append (all, (const guint8 *) name, strlen (name) + 1);
-      at = all->len;
+      /* the elements aligned for their type, as read_typed() needs */
+      named = all->len;
+      at = (named + size - 1) / size * size;
       g_byte_array_set_size (all, at + n * size);
+      memset (all->data + named, 0, at - named);
       g_assert_true (serio_reader_read_typed (reader, all->data + at, n, &n_read, NULL, &error));
       g_assert_no_error (error);
       g_assert_cmpuint (n_read, ==, n);
