@@ -252,6 +252,11 @@ struct _SerioReader
   double         *ahead_values;
   gsize           ahead_values_size;
 
+  /* What the last serio_reader_read_records() read: the base names,
+   * each ended by a NUL, and the dimensions, one record after the other */
+  GString        *batch_names;
+  GArray         *batch_dims;
+
   /* Progress */
   guint64               bytes_read;
   guint64               size;   /* of the stream from where it was, or 0 */
@@ -295,6 +300,9 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->ahead, g_free);
   g_clear_pointer (&self->ahead_lines, g_free);
   g_clear_pointer (&self->ahead_values, g_free);
+  if (self->batch_names != NULL)
+    g_string_free (self->batch_names, TRUE);
+  g_clear_pointer (&self->batch_dims, g_array_unref);
   if (self->progress_notify != NULL)
     self->progress_notify (self->progress_data);
 
@@ -1906,7 +1914,9 @@ count_fits (guint64 count,
  * it on the threads, together with the short records after it whose
  * lines the window holds whole, up to AHEAD_BYTES of values, so that a
  * file of many small arrays is parsed on every thread as one long array
- * is. Only values are parsed here: next_record() still reads each
+ * is; with @typed (the records read as elements of their types), the
+ * threads convert the values of typed records too. Only values are
+ * parsed here: next_record() still reads each
  * record's start (its name, its count, the seal's tally) when the
  * record's turn comes, and take_whole_line() then takes its values. A
  * line that is not what it seems (not an array, a bad count, a bad
@@ -1915,7 +1925,8 @@ count_fits (guint64 count,
  * the current one qualifies. */
 static gboolean
 parse_ahead (SerioReader *self,
-             guint        n_threads)
+             guint        n_threads,
+             gboolean     typed)
 {
   const char *buf_end = self->buf + self->end;
   const char *p = self->buf + self->seg_nl + 1;
@@ -1928,7 +1939,7 @@ parse_ahead (SerioReader *self,
       self->ahead_lines = g_new (gulong, AHEAD_MAX_LINES);
     }
   self->ahead[0] = (SerioParseLine) { self->buf + self->pos, self->buf + self->seg_end,
-                                      self->dtype, self->count, NULL, FALSE };
+                                      self->dtype, self->count, NULL, NULL, FALSE };
   self->ahead_lines[0] = self->record_line;
 
   while (n < AHEAD_MAX_LINES && bytes < AHEAD_BYTES && p < buf_end)
@@ -1950,7 +1961,7 @@ parse_ahead (SerioReader *self,
 
       self->ahead[n] = (SerioParseLine) {
         header.values, line_end, _serio_name_get_dtype (header.name, header.name_len, header.count),
-        header.count, NULL, FALSE
+        header.count, NULL, NULL, FALSE
       };
       self->ahead_lines[n] = line;
       bytes += line_end - header.values;
@@ -1962,17 +1973,21 @@ parse_ahead (SerioReader *self,
   if (n == 1)
     return FALSE;
 
-  if (n_values > self->ahead_values_size)
+  if (2 * n_values > self->ahead_values_size)
     {
       g_free (self->ahead_values);
       /* At most about AHEAD_BYTES / 2 values (count_fits()), so the room
        * grows a few times at most. */
-      self->ahead_values_size = n_values;
+      self->ahead_values_size = 2 * n_values;
       self->ahead_values = g_new (double, self->ahead_values_size);
     }
   for (gsize i = 0; i < n; i++)
     {
+      /* Read as elements of their types, typed records are converted on
+       * the threads too, into the second half (8 bytes a value). */
       self->ahead[i].out = self->ahead_values + at;
+      if (typed && self->ahead[i].dtype != SERIO_DTYPE_FLOAT64)
+        self->ahead[i].typed = self->ahead_values + n_values + at;
       at += self->ahead[i].count;
     }
 
@@ -2018,7 +2033,7 @@ take_whole_line (SerioReader *self,
       if (self->ahead_threads == 0)
         self->ahead_threads = _serio_threads_effective (self->threads);
       if (self->ahead_threads > 1)
-        parse_ahead (self, self->ahead_threads);
+        parse_ahead (self, self->ahead_threads, out_dtype != SERIO_DTYPE_FLOAT64);
     }
 
   if (self->next_ahead < self->n_ahead && self->ahead_lines[self->next_ahead] == self->record_line)
@@ -2027,7 +2042,10 @@ take_whole_line (SerioReader *self,
 
       if (!parsed->ok)
         return FALSE;
-      _serio_dtype_from_doubles (out_dtype, parsed->out, parsed->count, out);
+      if (parsed->typed != NULL && out_dtype == parsed->dtype)
+        memcpy (out, parsed->typed, parsed->count * serio_dtype_get_size (out_dtype));
+      else
+        _serio_dtype_from_doubles (out_dtype, parsed->out, parsed->count, out);
     }
   else if (out_dtype == SERIO_DTYPE_FLOAT64)
     {
@@ -2361,6 +2379,190 @@ serio_reader_read_bytes (SerioReader   *self,
   g_return_val_if_fail (error == NULL || *error == NULL, NULL);
 
   return read_elements_bytes (self, SERIO_DTYPE_FLOAT64, max_values, cancellable, error);
+}
+
+/* Reads the current record, of @n_values elements, whole into @out, and
+ * checks its end, as the last of a series of read_typed() calls does. */
+static gboolean
+read_whole (SerioReader   *self,
+            gpointer       out,
+            gsize          n_values,
+            GCancellable  *cancellable,
+            GError       **error)
+{
+  gsize element_size = serio_dtype_get_size (self->dtype), got = 0, n = 0;
+
+  while (got < n_values)
+    {
+      if (!read_elements (self, self->dtype, (char *) out + got * element_size, n_values - got,
+                          &n, cancellable, error))
+        return FALSE;
+      if (n == 0)
+        break;
+      got += n;
+    }
+  /* A record of no values, or of fewer than it declares, is checked by
+   * an empty read, which fails it in the second case. */
+  if (self->state == STATE_VALUES &&
+      !read_elements (self, self->dtype, NULL, 0, &n, cancellable, error))
+    return FALSE;
+  g_assert (got == n_values && self->state == STATE_DONE);
+  return TRUE;
+}
+
+/**
+ * SerioRecordInfo:
+ * @name: the record's base name ([method@Serio.Reader.get_base_name])
+ * @dims: (array length=n_dims): its dimensions
+ *   ([method@Serio.Reader.get_shape])
+ * @offset: where its elements start, in bytes from the start of the
+ *   buffer: a multiple of 8
+ * @n_values: the number of its elements
+ * @dtype: their type
+ * @n_dims: the number of its dimensions (0 for a 0-d array, which holds
+ *   one value)
+ *
+ * An array that [method@Serio.Reader.read_records] read whole. @name and
+ * @dims belong to the reader and are valid until its next call. The
+ * names of one call are stored one after the other, each ended by a NUL,
+ * and so are the dimensions, in the order of the records: a binding can
+ * take each block in one piece.
+ */
+
+/* Points the name and dims of the first @n of @records, which hold where
+ * in the blocks these are, at them. */
+static void
+set_record_pointers (SerioReader     *self,
+                     SerioRecordInfo *records,
+                     gsize            n)
+{
+  for (gsize i = 0; i < n; i++)
+    {
+      records[i].name = self->batch_names->str + GPOINTER_TO_SIZE (records[i].name);
+      records[i].dims = (const guint64 *) (gpointer) self->batch_dims->data +
+                        GPOINTER_TO_SIZE (records[i].dims);
+    }
+}
+
+/**
+ * serio_reader_read_records: (skip)
+ * @self: a #SerioReader
+ * @buffer: (nullable): memory for the elements, aligned to 8 bytes
+ * @buffer_size: the bytes of @buffer
+ * @records: (array length=max_records): room for the arrays read
+ * @max_records: the most arrays to read
+ * @n_records: (out): return location for the number of arrays read
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Moves to the next array and reads it whole into @buffer, as
+ * [method@Serio.Reader.next] and [method@Serio.Reader.read_typed] would,
+ * then the one after it, and so on: each one's elements in its own type,
+ * from the first multiple of 8 bytes after the elements of the one
+ * before, and described in @records. This is for texts of many small
+ * arrays (the tensors of a model's layers): one call reads thousands of
+ * them, their values parsed together on the threads, where reading each
+ * one with calls of its own would cost more than its values do.
+ *
+ * The reader stops before @max_records arrays when the text ends, or at
+ * an array whose elements would not fit in what is left of @buffer: that
+ * array is then the current one, none of its values read, for the caller
+ * to read as it would any array (so a buffer too small for the next array
+ * reads none). After @max_records arrays, the current array is the last
+ * one read.
+ *
+ * On an error (the text is not valid, or the stream fails, as
+ * [method@Serio.Reader.next] and [method@Serio.Reader.read_typed] say),
+ * nothing is handed back: what @buffer holds is undefined, and
+ * *@n_records is the number of arrays read before the one that failed,
+ * so that the caller can say which one it was. The record after them,
+ * `records[*n_records]`, then describes that array when its values
+ * failed, and has a %NULL name when its start did (or the stream).
+ *
+ * Bindings that hand the library their own memory (as Python's `serio`
+ * package does) call this function; others read each array with
+ * [method@Serio.Reader.read_typed_bytes].
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_reader_read_records (SerioReader      *self,
+                           gpointer          buffer,
+                           gsize             buffer_size,
+                           SerioRecordInfo  *records,
+                           gsize             max_records,
+                           gsize            *n_records,
+                           GCancellable     *cancellable,
+                           GError          **error)
+{
+  gsize n = 0, used = 0;
+
+  g_return_val_if_fail (SERIO_IS_READER (self), FALSE);
+  g_return_val_if_fail (buffer != NULL || buffer_size == 0, FALSE);
+  g_return_val_if_fail ((guintptr) buffer % 8 == 0, FALSE);
+  g_return_val_if_fail (records != NULL || max_records == 0, FALSE);
+  g_return_val_if_fail (n_records != NULL, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  *n_records = 0;
+  if (self->batch_names == NULL)
+    {
+      self->batch_names = g_string_new (NULL);
+      /* room reserved, so that the dimensions of 0-d arrays point into
+       * the block too */
+      self->batch_dims = g_array_sized_new (FALSE, FALSE, sizeof (guint64), 64);
+    }
+  g_string_truncate (self->batch_names, 0);
+  g_array_set_size (self->batch_dims, 0);
+
+  while (n < max_records)
+    {
+      guint64 shape[SERIO_SHAPE_MAX_DIMS];
+      GError *local_error = NULL;
+      gsize offset = used + (8 - used % 8) % 8, element_size, base_len;
+      guint n_dims;
+
+      if (!serio_reader_next (self, cancellable, &local_error))
+        {
+          if (local_error != NULL)
+            {
+              set_record_pointers (self, records, n);
+              records[n] = (SerioRecordInfo) { NULL, NULL, 0, 0, SERIO_DTYPE_FLOAT64, 0 };
+              *n_records = n;
+              g_propagate_error (error, local_error);
+              return FALSE;
+            }
+          break;
+        }
+      element_size = serio_dtype_get_size (self->dtype);
+      if (offset > buffer_size || self->count > (buffer_size - offset) / element_size)
+        break;
+
+      /* The blocks grow as the records come: until they are whole, the
+       * record holds where in them its name and dimensions are. */
+      _serio_shape_parse (self->name, self->count, &base_len, shape, &n_dims);
+      records[n] = (SerioRecordInfo) {
+        GSIZE_TO_POINTER (self->batch_names->len), GSIZE_TO_POINTER (self->batch_dims->len),
+        offset, self->count, self->dtype, n_dims
+      };
+      g_string_append_len (self->batch_names, self->name, base_len);
+      g_string_append_c (self->batch_names, '\0');
+      g_array_append_vals (self->batch_dims, shape, n_dims);
+
+      if (!read_whole (self, (char *) buffer + offset, self->count, cancellable, error))
+        {
+          set_record_pointers (self, records, n + 1);
+          *n_records = n;
+          return FALSE;
+        }
+      used = offset + self->count * element_size;
+      n++;
+    }
+
+  set_record_pointers (self, records, n);
+  *n_records = n;
+  return TRUE;
 }
 
 /**

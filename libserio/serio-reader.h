@@ -97,6 +97,26 @@ GBytes       *serio_reader_read_typed_bytes (SerioReader    *self,
                                              gsize           max_values,
                                              GCancellable   *cancellable,
                                              GError        **error) G_GNUC_WARN_UNUSED_RESULT;
+
+typedef struct
+{
+  const char    *name;
+  const guint64 *dims;
+  guint64        offset;
+  guint64        n_values;
+  SerioDtype     dtype;
+  guint          n_dims;
+} SerioRecordInfo;
+
+SERIO_AVAILABLE_IN_ALL
+gboolean      serio_reader_read_records     (SerioReader      *self,
+                                             gpointer          buffer,
+                                             gsize             buffer_size,
+                                             SerioRecordInfo  *records,
+                                             gsize             max_records,
+                                             gsize            *n_records,
+                                             GCancellable     *cancellable,
+                                             GError          **error);
 SERIO_AVAILABLE_IN_ALL
 gboolean      serio_reader_skip_array       (SerioReader    *self,
                                              GCancellable   *cancellable,

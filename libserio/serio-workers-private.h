@@ -141,14 +141,17 @@ typedef struct
   SerioDtype  dtype;    /* the record's type */
   gsize       count;    /* the values it declares, at least one */
   double     *out;      /* room for @count doubles */
+  gpointer    typed;    /* room for @count elements of @dtype, or %NULL */
   gboolean    ok;       /* set by the parse */
 } SerioParseLine;
 
 /* Parses each of the @n_lines lines whole into its out as doubles, with
  * up to @n_threads threads, and sets its ok: %TRUE when the line holds
  * exactly count tokens, each valid, whose values its type holds (the
- * values are then in out); %FALSE otherwise, when out is undefined and
- * the reader's own parse of the line says what is wrong with it. The
+ * values are then in out, and in typed as elements of its type when
+ * typed is not %NULL, converted by the thread that parsed the line);
+ * %FALSE otherwise, when out and typed are undefined and the reader's
+ * own parse of the line says what is wrong with it. The
  * lines are short (far less than the reader's parallel span), so that a
  * thread takes several of them at a time, in order. @buf_end bounds the
  * 8-byte loads. */

@@ -716,6 +716,8 @@ parse_lines_item (SerioWorkers *workers,
       line->ok = problem.reason == NULL && ended && n == line->count &&
                  (line->dtype == SERIO_DTYPE_FLOAT64 ||
                   !_serio_dtype_find_misfit (line->dtype, line->out, n, &misfit));
+      if (line->ok && line->typed != NULL)
+        _serio_dtype_from_doubles (line->dtype, line->out, n, line->typed);
     }
 }
 

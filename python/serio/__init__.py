@@ -171,16 +171,50 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
         _missing(path, names, template.nodes)
         wanted = {slot.index for name in names
                   for slot in template.slots_under(template.nodes[name])}
-    values: List[Any] = [None] * len(template.slots)
-    for slot in template.slots:
-        if not records.next(slot.name):
-            raise _tree.tree_error(path, slot.keys, 'the file ends before the record %r '
-                                   'that the tree describes' % slot.name)
-        base, dtype, shape = records.header()
+    slots = template.slots
+    values: List[Any] = [None] * len(slots)
+
+    def check(slot, header, name):
+        base, dtype, shape = header
         if base != slot.name:
             raise _tree.tree_error(path, slot.keys, 'the record %r stands where the tree '
-                                   'describes %r' % (records.reader.get_name(), slot.name))
+                                   'describes %r' % (name(), slot.name))
         template.check_record(slot, dtype, shape, path)
+
+    def ended(slot):
+        return _tree.tree_error(path, slot.keys, 'the file ends before the record %r '
+                                'that the tree describes' % slot.name)
+
+    index = 0
+    while index < len(slots):
+        pending = False
+        if wanted is None and records.batches:
+            # Records a batch at a time, checked in order as below.
+            items, pending, failure = records.read_batch(len(slots) - index)
+            for base, dtype, shape, array in items:
+                slot = slots[index]
+                check(slot, (base, dtype, shape),
+                      lambda: Serio.name_compose(base, _io._DTYPE_ENUMS[dtype], shape))
+                values[index] = _io.to_value(np, slot.kind, array, dtype, slot.name, path)
+                index += 1
+            if failure is not None:
+                error, header = failure
+                if header is not None and index < len(slots):
+                    check(slots[index], header, lambda: Serio.name_compose(
+                        header[0], _io._DTYPE_ENUMS[header[1]], header[2]))
+                raise records.error_of(error, slots[index].name if index < len(slots) else None)
+            if index == len(slots):
+                break
+            if not pending:
+                if not items:
+                    raise ended(slots[index])
+                continue
+        slot = slots[index]
+        index += 1
+        if not pending and not records.next(slot.name):
+            raise ended(slot)
+        base, dtype, shape = records.header()
+        check(slot, (base, dtype, shape), records.reader.get_name)
         if wanted is not None and slot.index not in wanted:
             records.skip(slot.name)
             continue

@@ -29,6 +29,12 @@ from ._tree import DTYPES
 # How many values are converted, written or read at a time.
 CHUNK_VALUES = 1 << 20
 
+# Records are read BATCH_RECORDS at most at a time, into one buffer of
+# BATCH_BYTES at most that their arrays then share; a record too long for
+# it is read on its own, into an array of its own.
+BATCH_RECORDS = 4096
+BATCH_BYTES = 8 << 20
+
 # What a path argument may be.
 PathLike = Union[str, 'os.PathLike[str]', Gio.File]
 
@@ -202,21 +208,32 @@ class _GError(ctypes.Structure):
                 ('message', ctypes.c_char_p)]
 
 
+class _RecordInfo(ctypes.Structure):
+    """SerioRecordInfo."""
+    _fields_ = [('name', ctypes.c_void_p), ('dims', ctypes.c_void_p),
+                ('offset', ctypes.c_uint64), ('n_values', ctypes.c_uint64),
+                ('dtype', ctypes.c_int), ('n_dims', ctypes.c_uint)]
+
+
 class _Native:
-    """serio_reader_read_typed(), which introspection skips (it fills
-    caller memory), and serio_writer_add_typed_bytes() of a GBytes that
+    """serio_reader_read_typed() and serio_reader_read_records(), which
+    introspection skips (they fill caller memory), and
+    serio_writer_add_typed_bytes() of a GBytes that
     wraps an array without a copy, called through ctypes on the library
     PyGObject loaded, so that the values go from the parser into the
-    array's own memory and from it to the formatter. read_typed and
-    add_typed are None where the library's symbols cannot be found: then
-    the values go through read_typed_bytes() and GLib.Bytes.new()."""
+    array's own memory and from it to the formatter. read_typed,
+    read_records and add_typed are None where the library's symbols
+    cannot be found: then the values go through read_typed_bytes() and
+    GLib.Bytes.new(), a record at a time."""
 
     def __init__(self) -> None:
         self.read_typed = None
+        self.read_records = None
         self.add_typed = None
         try:
             lib = ctypes.CDLL(None)
             read_typed = lib.serio_reader_read_typed
+            read_records = lib.serio_reader_read_records
             add_typed = lib.serio_writer_add_typed_bytes
             self.bytes_new_static = lib.g_bytes_new_static
             self.bytes_unref = lib.g_bytes_unref
@@ -242,7 +259,13 @@ class _Native:
         self.bytes_new_static.restype = ctypes.c_void_p
         self.bytes_unref.argtypes = [ctypes.c_void_p]
         self.bytes_unref.restype = None
+        read_records.restype = ctypes.c_int
+        read_records.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t,
+                                 ctypes.c_void_p, ctypes.c_size_t,
+                                 ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p,
+                                 ctypes.POINTER(ctypes.POINTER(_GError))]
         self.read_typed = read_typed
+        self.read_records = read_records
         self.add_typed = add_typed
 
     def pointer_of(self, reader: Serio.Reader) -> int:
@@ -268,6 +291,24 @@ class _Native:
                                     ctypes.byref(error)):
             self.raise_error(error)
         return filled
+
+    def records_into(self, pointer: int, buffer, info, max_records: int) -> int:
+        """serio_reader_read_records() of up to max_records records of the
+        reader at pointer into the uint8 ndarray buffer, described in the
+        _RecordInfo ndarray info; the count read, or a GLib.Error whose
+        records_read attribute is the count of those read before the one
+        that failed."""
+        n_read = ctypes.c_size_t(0)
+        error = ctypes.POINTER(_GError)()
+        if not self.read_records(pointer, buffer.__array_interface__['data'][0], buffer.nbytes,
+                                 info.__array_interface__['data'][0], max_records,
+                                 ctypes.byref(n_read), None, ctypes.byref(error)):
+            try:
+                self.raise_error(error)
+            except GLib.Error as raised:
+                raised.records_read = n_read.value
+                raise
+        return n_read.value
 
     def add_from(self, writer: Serio.Writer, values) -> None:
         """Add the values of the C-order ndarray values (of the current
@@ -343,10 +384,16 @@ class RecordReader:
         self.path = path
         self.reader = reader
         self.pointer: Optional[int] = None  # reader's C object, for _native
+        self.info = None  # the _RecordInfo of read_batch(), made on first use
+        # Whether read_batch() can be used.
+        self.batches = _native.read_records is not None
         # The most values the text can hold (each takes two bytes at
         # least, a digit and a comma or line end): a record that declares
         # no more is read into an array of its count at once.
         self.room = CHUNK_VALUES if size is None else max(CHUNK_VALUES, size // 2 + 1)
+        # Room for a batch of records: no more than the text can hold
+        # (8 bytes an element at most, for 2 bytes of text at least).
+        self.batch_bytes = BATCH_BYTES if size is None else min(BATCH_BYTES, 4 * size + 8)
         # what the progress callback raised (PyGObject would only print
         # it): raised again after the library call it interrupted
         self.raised: list = []
@@ -357,6 +404,11 @@ class RecordReader:
 
     def _glib(self, error, key=None):
         return _errors.from_glib(error, path=self.path, key=key, reader=self.reader)
+
+    def error_of(self, error, key: Optional[str]):
+        """The serio error of a GLib.Error of the library (or a serio
+        error, as it is) about the array of key path key."""
+        return self._glib(error, key)
 
     def next(self, key: Optional[str] = None) -> bool:
         """Move to the next record; key is the one a tree expects there,
@@ -377,13 +429,15 @@ class RecordReader:
         shape = tuple(reader.get_shape())
         count = reader.get_n_values()
         if math.prod(shape) != count or (shape and max(shape) > sys.maxsize):
-            parts = [p for p in (self.path, base) if p is not None]
-            detail = 'the shape [%s] of %r is not one NumPy can hold' % (
-                'x'.join(map(str, shape)), reader.get_name())
-            raise DataError(': '.join(parts + [detail]), SERIO_DOMAIN,
-                            int(Serio.Error.SYNTAX), path=self.path, key=base,
-                            detail=detail)
+            raise self._shape_error(base, reader.get_name(), shape)
         return base, dtype, shape
+
+    def _shape_error(self, base: str, name: str, shape) -> DataError:
+        parts = [p for p in (self.path, base) if p is not None]
+        detail = 'the shape [%s] of %r is not one NumPy can hold' % (
+            'x'.join(map(str, shape)), name)
+        return DataError(': '.join(parts + [detail]), SERIO_DOMAIN, int(Serio.Error.SYNTAX),
+                         path=self.path, key=base, detail=detail)
 
     def read(self, key: str, dtype: str, shape, storage: Optional[str] = None):
         """The values of the current record as a new ndarray of the storage
@@ -408,6 +462,82 @@ class RecordReader:
                 values.resize(filled, refcheck=False)
             return values.reshape(shape)
         return self._read_growing(key, dtype, shape, storage, count)
+
+    def read_batch(self, max_records: int):
+        """Move to each of the next records and read it whole, up to
+        max_records of them, for as long as they fit in a batch
+        (serio_reader_read_records()). Returns (items, pending, failure):
+        items lists (base name, element type, shape, ndarray) of the
+        records read, whose arrays are views of one buffer; pending says
+        that the current record is then one that did not fit, none of its
+        values read (to read with read()); no items and nothing pending:
+        the text ended. failure is None, or (GLib.Error, header) when the
+        record after the items failed, its header (base name, element
+        type, shape) when its values did, None when its start did."""
+        numpy = self.numpy
+        if self.pointer is None:
+            self.pointer = _native.pointer_of(self.reader)
+        if self.info is None:
+            self.info = numpy.empty(BATCH_RECORDS, dtype=numpy.dtype(_RecordInfo))
+        buffer = numpy.empty(self.batch_bytes, dtype=numpy.uint8)
+        failure = None
+        try:
+            n = _native.records_into(self.pointer, buffer, self.info,
+                                     min(max_records, BATCH_RECORDS))
+        except GLib.Error as error:
+            n = error.records_read
+            failure = error
+        self._check_progress()
+        # The records described: those read, and the one that failed.
+        described = n + (failure is not None and self.info[n]['name'] != 0)
+        pending = failure is None and n < max_records and self.reader.get_n_left() > 0
+        headers = self._batch_headers(self.info[:described]) if described else []
+        if len(headers) < described:
+            # A shape NumPy cannot hold fails its record, as header() does.
+            failure = (headers.pop(), None)
+            n = len(headers)
+            pending = False
+        items = []
+        if n > 0:
+            info = self.info[:n]
+            offsets = info['offset'].tolist()
+            last = n - 1
+            # Shrunk in place before any view of it is made.
+            buffer.resize(offsets[last] + int(info['n_values'][last]) *
+                          self.storage[headers[last][1]].itemsize, refcheck=False)
+            items = [(base, dtype, shape, numpy.ndarray(shape, self.storage[dtype], buffer,
+                                                        offsets[i]))
+                     for i, (base, dtype, shape) in enumerate(headers[:n])]
+        if failure is not None:
+            failure = (failure, headers[n] if described > n else None)
+        return items, pending, failure
+
+    def _batch_headers(self, info):
+        """The (base name, element type, shape) of each _RecordInfo of
+        info, whose names and dimensions are each one block, up to the
+        first whose shape NumPy cannot hold: its DataError then ends the
+        list."""
+        numpy = self.numpy
+        ranks = info['n_dims'].tolist()
+        first, last = int(info['name'][0]), int(info['name'][-1])
+        names = ctypes.string_at(first, last - first + len(ctypes.string_at(last)))
+        names = names.decode('utf-8').split('\0')
+        first = int(info['dims'][0])
+        n_dims = (int(info['dims'][-1]) - first) // 8 + ranks[-1]
+        dims = numpy.frombuffer((ctypes.c_uint64 * n_dims).from_address(first),
+                                dtype=numpy.uint64).tolist() if n_dims else []
+        counts = info['n_values'].tolist()
+        headers = []
+        at = 0
+        for i, dtype in enumerate(info['dtype'].tolist()):
+            shape = tuple(dims[at:at + ranks[i]])
+            at += ranks[i]
+            if math.prod(shape) != counts[i] or (shape and max(shape) > sys.maxsize):
+                headers.append(self._shape_error(
+                    names[i], Serio.name_compose(names[i], dtype, shape), shape))
+                break
+            headers.append((names[i], _DTYPE_NAMES[dtype], shape))
+        return headers
 
     def _read_growing(self, key, dtype, shape, storage, count):
         numpy = self.numpy

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import collections
 import json
+import re
 import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
@@ -383,6 +384,12 @@ def tree_error(path: Optional[str], keys: Optional[Tuple[Key, ...]], what: str) 
     return DataError(message, SERIO_DOMAIN, int(Serio.Error.SYNTAX), path=path, key=key)
 
 
+# A JSON escape of a UTF-16 surrogate (\uD800 to \uDFFF), or what looks
+# like one (after an escaped backslash: then the strings are checked for
+# nothing).
+_SURROGATE_ESCAPE = re.compile(r'\\u[dD][89a-fA-F]')
+
+
 def _no_float(text):
     raise ValueError('a number that is not an integer (%s)' % text)
 
@@ -392,21 +399,27 @@ def _no_constant(text):
 
 
 def _pairs(pairs):
-    keys = [key for key, _ in pairs]
-    if len(set(keys)) != len(keys):
+    made = dict(pairs)
+    if len(made) != len(pairs):
         raise ValueError('a JSON object repeats a member')
-    return dict(pairs)
+    return made
 
 
 class _Parser:
     def __init__(self, path: Optional[str]) -> None:
         self.path = path
         self.template = Template(None)
+        # Whether the document may hold a lone surrogate, which only a
+        # \u escape of one can give (UTF-8 text cannot hold one):
+        # strings are checked only then.
+        self.surrogates = True
 
     def fail(self, keys, what):
         return tree_error(self.path, keys, what)
 
     def text(self, keys, text, what):
+        if not self.surrogates:
+            return
         try:
             text.encode('utf-8')
         except UnicodeEncodeError:
@@ -489,6 +502,7 @@ def parse(data: bytes, path: Optional[str] = None) -> Template:
         text = data.decode('utf-8')
     except UnicodeDecodeError as error:
         raise parser.fail(None, 'not UTF-8 (byte %d)' % error.start) from None
+    parser.surrogates = _SURROGATE_ESCAPE.search(text) is not None
     try:
         document = json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float,
                               parse_constant=_no_constant)

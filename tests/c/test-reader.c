@@ -788,6 +788,13 @@ typed_elements (SerioDtype dtype,
         case SERIO_DTYPE_BOOL:
           *at = (guint8) g_test_rand_bit ();
           break;
+        case SERIO_DTYPE_FLOAT64:
+          {
+            double d = g_test_rand_double_range (-1e6, 1e6);
+
+            memcpy (at, &d, sizeof d);
+          }
+          break;
         default:
           g_assert_not_reached ();
         }
@@ -1254,6 +1261,25 @@ test_read_error_during_parse (void)
 
 /* Every record of @reader, read with @threads threads: its name, then its
  * elements, record after record. */
+/* Appends @name, its NUL and room for @n elements of @size bytes to
+ * @all, the elements aligned for their type (as read_typed() needs) after
+ * zeroed padding; returns where the elements go. */
+static guint8 *
+append_record (GByteArray *all,
+               const char *name,
+               gsize       n,
+               gsize       size)
+{
+  gsize named, at;
+
+  g_byte_array_append (all, (const guint8 *) name, strlen (name) + 1);
+  named = all->len;
+  at = (named + size - 1) / size * size;
+  g_byte_array_set_size (all, at + n * size);
+  memset (all->data + named, 0, at - named);
+  return all->data + at;
+}
+
 static GBytes *
 read_all_records (SerioReader *reader,
                   guint        threads)
@@ -1267,15 +1293,10 @@ read_all_records (SerioReader *reader,
       const char *name = serio_reader_get_name (reader);
       gsize n = serio_reader_get_n_values (reader);
       gsize size = serio_dtype_get_size (serio_reader_get_dtype (reader));
-      gsize named, at, n_read = 0;
+      gsize n_read = 0;
+      guint8 *elements = append_record (all, name, n, size);
 
-      g_byte_array_append (all, (const guint8 *) name, strlen (name) + 1);
-      /* the elements aligned for their type, as read_typed() needs */
-      named = all->len;
-      at = (named + size - 1) / size * size;
-      g_byte_array_set_size (all, at + n * size);
-      memset (all->data + named, 0, at - named);
-      g_assert_true (serio_reader_read_typed (reader, all->data + at, n, &n_read, NULL, &error));
+      g_assert_true (serio_reader_read_typed (reader, elements, n, &n_read, NULL, &error));
       g_assert_no_error (error);
       g_assert_cmpuint (n_read, ==, n);
     }
@@ -1327,6 +1348,233 @@ test_long_name_after_parallel (void)
       got = read_all_records (from_file, 2);
       g_assert_true (g_bytes_equal (got, expected));
     }
+}
+
+/* A text of @n_records small records of several types and shapes
+ * (0-d, empty, 2-D), sealed or plain, made from @seed. */
+static GBytes *
+many_records_text (guint    n_records,
+                   guint32  seed,
+                   gboolean sealed)
+{
+  static const SerioDtype dtypes[] = {
+    SERIO_DTYPE_FLOAT32, SERIO_DTYPE_FLOAT64, SERIO_DTYPE_BFLOAT16, SERIO_DTYPE_FLOAT16,
+    SERIO_DTYPE_INT8, SERIO_DTYPE_BOOL,
+  };
+  g_autoptr(GRand) rand = g_rand_new_with_seed (seed);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  /* (the elements come from g_test_rand_*(), which --seed sets) */
+  g_autoptr(GError) error = NULL;
+
+  for (guint r = 0; r < n_records; r++)
+    {
+      SerioDtype dtype = dtypes[g_rand_int_range (rand, 0, G_N_ELEMENTS (dtypes))];
+      guint shape_kind = g_rand_int_range (rand, 0, 8);
+      guint64 dims[2] = { g_rand_int_range (rand, 1, 40), g_rand_int_range (rand, 1, 4) };
+      guint n_dims = shape_kind == 0 ? 0 : shape_kind == 1 ? 2 : 1;
+      g_autofree char *base = g_strdup_printf ("layer%u.w", r);
+      g_autoptr(GBytes) elements = NULL;
+
+      if (shape_kind == 2)
+        dims[0] = 0;
+      elements = typed_elements (dtype, n_dims == 0 ? 1 : n_dims == 2 ? dims[0] * dims[1] : dims[0]);
+      serio_bundle_append_typed (bundle, base, dtype, dims, n_dims, elements, &error);
+      g_assert_no_error (error);
+    }
+  return serio_bundle_to_bytes (bundle, sealed ? SERIO_SAVE_FLAGS_NONE : SERIO_SAVE_FLAGS_PLAIN);
+}
+
+/* What read_all_records() gives, from serio_reader_read_records() in
+ * calls of @buffer_size bytes and @max_records records, the records that
+ * do not fit read on their own; the records read by each call are added
+ * to @n_batched. */
+static GBytes *
+read_all_batched (SerioReader *reader,
+                  guint        threads,
+                  gsize        buffer_size,
+                  gsize        max_records,
+                  gsize       *n_batched)
+{
+  g_autoptr(GByteArray) all = g_byte_array_new ();
+  g_autoptr(GError) error = NULL;
+  g_autofree guint64 *buffer = g_malloc (MAX (buffer_size, 8));
+  g_autofree SerioRecordInfo *records = g_new (SerioRecordInfo, MAX (max_records, 1));
+
+  serio_reader_set_threads (reader, threads);
+  for (;;)
+    {
+      gsize n = G_MAXSIZE;
+
+      g_assert_true (serio_reader_read_records (reader, buffer, buffer_size, records,
+                                                max_records, &n, NULL, &error));
+      g_assert_no_error (error);
+      g_assert_cmpuint (n, <=, max_records);
+      *n_batched += n;
+      for (gsize i = 0; i < n; i++)
+        {
+          const SerioRecordInfo *info = &records[i];
+          gsize size = serio_dtype_get_size (info->dtype);
+          guint64 count = 1;
+          g_autofree char *name = serio_name_compose (info->name, info->dtype, info->dims,
+                                                      info->n_dims);
+
+          for (guint d = 0; d < info->n_dims; d++)
+            count *= info->dims[d];
+          g_assert_cmpuint (count, ==, info->n_values);
+          g_assert_cmpuint (info->offset % 8, ==, 0);
+          g_assert_cmpuint (info->offset + info->n_values * size, <=, buffer_size);
+          if (i > 0)
+            g_assert_cmpuint (info->offset, >=, records[i - 1].offset +
+                              records[i - 1].n_values *
+                              serio_dtype_get_size (records[i - 1].dtype));
+          memcpy (append_record (all, name, info->n_values, size),
+                  (const char *) buffer + info->offset, info->n_values * size);
+        }
+      if (n == max_records && max_records > 0)
+        {
+          /* the current record is the last one read */
+          g_assert_cmpuint (serio_reader_get_n_left (reader), ==, 0);
+          continue;
+        }
+      if (serio_reader_get_n_left (reader) == 0)
+        break;
+      {
+        /* the one that did not fit, none of it read: read on its own */
+        const char *name = serio_reader_get_name (reader);
+        gsize count = serio_reader_get_n_values (reader), n_read = 0;
+        gsize size = serio_dtype_get_size (serio_reader_get_dtype (reader));
+
+        gsize used = n == 0 ? 0 : records[n - 1].offset + records[n - 1].n_values *
+                                      serio_dtype_get_size (records[n - 1].dtype);
+
+        /* it does not fit after the records of the call */
+        g_assert_cmpuint (serio_reader_get_n_left (reader), ==, count);
+        g_assert_cmpuint ((used + 7) / 8 * 8 + count * size, >, buffer_size);
+        g_assert_true (serio_reader_read_typed (reader, append_record (all, name, count, size),
+                                                count, &n_read, NULL, &error));
+        g_assert_no_error (error);
+        g_assert_cmpuint (n_read, ==, count);
+      }
+    }
+  g_assert_true (serio_reader_get_finished (reader));
+
+  return g_byte_array_free_to_bytes (g_steal_pointer (&all));
+}
+
+static void
+test_read_records (void)
+{
+  static const struct { gsize buffer_size, max_records; } calls[] = {
+    { 1 << 20, 4096 }, { 1 << 20, 7 }, { 1 << 20, 1 }, { 256, 4096 }, { 64, 3 }, { 8, 4096 },
+    { 0, 4096 }, { 1 << 20, 0 },
+  };
+  g_test_summary ("serio_reader_read_records() reads what serio_reader_read_typed() does, "
+                  "whatever its buffer and count: records that fit, then the one that does "
+                  "not left current and unread, from memory, a pipe and a file, on one "
+                  "and two threads.");
+  typed_all_threads ();
+
+  for (int sealed = 0; sealed <= 1; sealed++)
+    {
+      g_autoptr(GBytes) text = many_records_text (test_slow_tool () ? 60 : 600, 17 + sealed,
+                                                  sealed);
+      g_autoptr(SerioReader) reference = typed_reader (text, TYPED_FROM_BYTES);
+      g_autoptr(GBytes) expected = read_all_records (reference, 1);
+
+      for (gsize c = 0; c < G_N_ELEMENTS (calls); c++)
+        for (TypedSource source = TYPED_FROM_BYTES; source <= TYPED_FROM_FILE; source++)
+          for (guint threads = 1; threads <= 2; threads++)
+            {
+              g_autoptr(SerioReader) reader = typed_reader (text, source);
+              gsize n_batched = 0;
+              g_autoptr(GBytes) got = NULL;
+
+              if (calls[c].max_records == 0)
+                {
+                  /* Nothing read, nothing moved: the text is still all there. */
+                  gsize n = 1;
+
+                  g_assert_true (serio_reader_read_records (reader, NULL, 0, NULL, 0, &n,
+                                                            NULL, NULL));
+                  g_assert_cmpuint (n, ==, 0);
+                  got = read_all_records (reader, threads);
+                }
+              else
+                got = read_all_batched (reader, threads, calls[c].buffer_size,
+                                        calls[c].max_records, &n_batched);
+              g_assert_true (g_bytes_equal (got, expected));
+              /* The big buffers take every record in batches. */
+              if (calls[c].buffer_size == 1 << 20 && calls[c].max_records > 0)
+                g_assert_cmpuint (n_batched, ==, test_slow_tool () ? 60 : 600);
+            }
+    }
+}
+
+static void
+test_read_records_errors (void)
+{
+  static const struct { const char *text; gsize n_read; const char *failed; } cases[] = {
+    /* a bad token in the third record's values: its header is described */
+    { "v1|a@int8[2]|2|1,2\nv1|b|1|1\nv1|c@float32[2]|2|1,x\nv1|d|1|1\n", 2, "c" },
+    /* a value its type does not hold */
+    { "v1|a@int8[2]|2|1,2\nv1|b@int8[]|1|300\n", 1, "b" },
+    /* fewer values than declared */
+    { "v1|a|1|1\nv1|b@float32[3]|3|1,2\n", 1, "b" },
+    /* more than declared; in a record of none, its start fails */
+    { "v1|a|1|1\nv1|b@float32[2]|2|1,2,3\n", 1, "b" },
+    { "v1|a|1|1\nv1|e@float32[0]|0|1\n", 1, NULL },
+    /* a bad record start: no name */
+    { "v1|a|1|1\nv1|b|1|1\nv2|c|1|1\n", 2, NULL },
+    { "v1|a|1|1\nv1|b|x|1\n", 1, NULL },
+    /* cut short in the first record */
+    { "v1|a|3|1,2", 0, "a" },
+  };
+  g_test_summary ("An error of serio_reader_read_records() is the one a record at a time "
+                  "gives, with the count of the records read before the one that failed and "
+                  "that one's name when its values failed.");
+
+  for (gsize c = 0; c < G_N_ELEMENTS (cases); c++)
+    for (guint threads = 1; threads <= 2; threads++)
+      {
+        g_autoptr(GBytes) text = g_bytes_new_static (cases[c].text, strlen (cases[c].text));
+        g_autoptr(SerioReader) one = serio_reader_new_for_bytes (text);
+        g_autoptr(SerioReader) batched = serio_reader_new_for_bytes (text);
+        g_autoptr(GError) expected = NULL;
+        g_autoptr(GError) error = NULL;
+        SerioRecordInfo records[8];
+        guint64 buffer[16];
+        gsize n = G_MAXSIZE;
+
+        g_test_message ("case %" G_GSIZE_FORMAT ", %u threads", c, threads);
+        serio_reader_set_threads (one, threads);
+        serio_reader_set_threads (batched, threads);
+        while (serio_reader_next (one, NULL, &expected))
+          {
+            guint64 values[16];
+            gsize n_read;
+
+            if (!serio_reader_read_typed (one, values, G_N_ELEMENTS (values), &n_read, NULL,
+                                          &expected) ||
+                !serio_reader_read_typed (one, values, 0, &n_read, NULL, &expected))
+              break;
+          }
+        g_assert_nonnull (expected);
+
+        g_assert_false (serio_reader_read_records (batched, buffer, sizeof buffer, records,
+                                                   G_N_ELEMENTS (records), &n, NULL, &error));
+        g_assert_error (error, expected->domain, expected->code);
+        g_assert_cmpstr (error->message, ==, expected->message);
+        g_assert_cmpuint (n, ==, cases[c].n_read);
+        g_assert_cmpstr (records[n].name, ==, cases[c].failed);
+        g_assert_cmpuint (serio_reader_get_error_line (batched), ==,
+                          serio_reader_get_error_line (one));
+        /* and it stays failed */
+        g_clear_error (&error);
+        g_assert_false (serio_reader_read_records (batched, buffer, sizeof buffer, records,
+                                                   G_N_ELEMENTS (records), &n, NULL, &error));
+        g_assert_error (error, expected->domain, expected->code);
+        g_assert_cmpuint (n, ==, 0);
+      }
 }
 
 /* The reader's segment of a long line in memory (BYTES_SEGMENT in
@@ -1430,6 +1678,8 @@ main (int    argc,
   g_test_add_func ("/reader/read-error-during-parse", test_read_error_during_parse);
   g_test_add_func ("/reader/long-line-in-memory", test_long_line_in_memory);
   g_test_add_func ("/reader/long-name-after-parallel", test_long_name_after_parallel);
+  g_test_add_func ("/reader/read-records", test_read_records);
+  g_test_add_func ("/reader/read-records-errors", test_read_records_errors);
 
   return g_test_run ();
 }

@@ -13,6 +13,7 @@ import pickle
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 try:
     import numpy  # noqa: F401
@@ -146,6 +147,39 @@ class TestDataErrors(Base):
             error = self.assert_data_error('v1|%s|0|\n' % name, Serio.Error.SYNTAX,
                                            name.partition('[')[0], None, None, name)
             self.assertIn('NumPy', str(error))
+
+    def test_errors_in_a_batch_of_records_are_those_of_one_at_a_time(self):
+        # serio.load reads the records of a tree in batches: each error is
+        # still the first a record at a time meets, naming its key.
+        path = os.path.join(self.tmp.name, 'tree.serio')
+        serio.save(path, {'a': numpy.arange(3, dtype=numpy.int8), 'b': numpy.ones(2),
+                          'c': numpy.zeros(2, dtype=numpy.float32)}, sealed=False)
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+        self.assertIn('v1|b[2]|2|1,1\n', text)
+        # a bad token in the second record's values
+        self.assert_data_error(text.replace('v1|b[2]|2|1,1', 'v1|b[2]|2|1,x'),
+                               Serio.Error.SYNTAX, 'b', 3, 2, 'x')
+        # a value its type cannot hold
+        self.assert_data_error(text.replace('v1|a@int8[3]|3|0,1,2', 'v1|a@int8[3]|3|0,1,200'),
+                               Serio.Error.DOMAIN, 'a', 2, 3, '200')
+        # a record the tree does not describe there, or cannot be there;
+        # with bad values too (the library's errors come first): the same
+        # error as a record at a time
+        for bad in ('v1|z[2]|2|1,1', 'v1|b@bfloat16[2]|2|1,1', 'v1|z[2]|2|1,x',
+                    'v1|b@bfloat16[2]|2|1,x'):
+            path = self.write(text.replace('v1|b[2]|2|1,1', bad))
+            errors = []
+            for read_records in (serio._io._native.read_records, None):
+                with mock.patch.object(serio._io._native, 'read_records', read_records), \
+                        self.assertRaises(serio.DataError) as caught:
+                    serio.load(path)
+                errors.append((str(caught.exception), caught.exception.key))
+            self.assertEqual(errors[0], errors[1])
+            tree_error = bad.endswith('1,1')
+            self.assertEqual('serio.tree' in errors[0][0], tree_error, errors[0])
+            if tree_error:
+                self.assertEqual(errors[0][1], 'b')
 
     def test_a_seal_that_does_not_match(self):
         path = os.path.join(self.tmp.name, 'sealed.serio')

@@ -359,24 +359,48 @@ class TestDirectPaths(TempDirTestCase):
             serio.save(path, self.state())
             return path.read_bytes(), serio.load(path)
         with mock.patch.object(native, 'add_typed', None), \
-                mock.patch.object(native, 'read_typed', None):
+                mock.patch.object(native, 'read_typed', None), \
+                mock.patch.object(native, 'read_records', None):
             serio.save(path, self.state())
             return path.read_bytes(), serio.load(path)
 
     def test_direct_and_through_bytes_agree(self):
-        if serio._io._native.read_typed is None:
+        # Batches of every record after the tree, and batches too small
+        # for the longest record ('f32', 12 kB), or for any (8 bytes):
+        # those go on their own, between batches.
+        default = serio._io.BATCH_BYTES
+        for batch_bytes in (default, 4096, 8):
+            with self.subTest(batch_bytes=batch_bytes), \
+                    mock.patch.object(serio._io, 'BATCH_BYTES', batch_bytes):
+                self.direct_and_through_bytes_agree(batch_bytes != default)
+
+    def direct_and_through_bytes_agree(self, small_batches):
+        native = serio._io._native
+        if native.read_typed is None:
             self.skipTest('the library\'s symbols are not reachable through ctypes')
         reads = []
-        read_into = serio._io._native.read_into
+        batches = []
+        read_into, records_into = native.read_into, native.records_into
 
         def counted(*args):
             reads.append(args[2])
             return read_into(*args)
 
-        with mock.patch.object(serio._io._native, 'read_into', counted):
+        def counted_batch(*args):
+            batches.append(records_into(*args))
+            return batches[-1]
+
+        with mock.patch.object(native, 'read_into', counted), \
+                mock.patch.object(native, 'records_into', counted_batch):
             text, direct = self.round_trip('direct.serio', True)
-        # Every record, the tree and the empty one too, came in through ctypes.
-        self.assertEqual(len(reads), len(self.state()) + 1)
+        # Every record, the tree and the empty one too, came in through
+        # ctypes: the tree and those too long for a batch on their own.
+        self.assertEqual(len(reads) + sum(batches), len(self.state()) + 1)
+        if not small_batches:
+            self.assertEqual(len(reads), 1, reads)
+        else:
+            self.assertGreater(len(reads), 1, reads)
+            self.assertGreater(sum(batches), 0)
         other_text, other = self.round_trip('bytes.serio', False)
         self.assertEqual(text, other_text)
         self.assertEqual(list(direct), list(other))
