@@ -10,7 +10,9 @@
  * UTF-8 and names the line of the first problem; a plain text without the
  * seal's reserved names fails on that line alone with the same code, and
  * only a sealed text can be truncated at a line feed or fail its seal.
- * Any violation aborts.
+ * A SerioReader that reads the text in small batches of records
+ * (serio_reader_read_records(), with a buffer too small for some of them)
+ * gives the bundle's arrays, or its error. Any violation aborts.
  */
 
 #include <stdint.h>
@@ -270,6 +272,96 @@ check_error (const GError  *error,
     check_error_line (error, data, size);
 }
 
+/* Checks that a record read in a batch, or on its own after one, is
+ * array @index of @bundle (if there is one): the same base name and
+ * type, and the @size bytes at @elements its elements. */
+static void
+check_record (SerioBundle *bundle,
+              guint        index,
+              const char  *base_name,
+              SerioDtype   dtype,
+              const void  *elements,
+              gsize        size)
+{
+  g_autofree char *expected_name = NULL;
+  g_autoptr(GBytes) expected = NULL;
+
+  if (bundle == NULL)
+    return;
+  if (index >= serio_bundle_get_n_arrays (bundle))
+    violation ("a batch of records gave more arrays than the bundle holds");
+  expected_name = serio_bundle_get_base_name (bundle, index);
+  expected = serio_bundle_get_typed_bytes (bundle, index);
+  if (strcmp (base_name, expected_name) != 0 || dtype != serio_bundle_get_dtype (bundle, index) ||
+      size != g_bytes_get_size (expected) ||
+      (size > 0 && memcmp (elements, g_bytes_get_data (expected, NULL), size) != 0))
+    violation ("a batch of records differs from the bundle's array");
+}
+
+/* Reads the text with serio_reader_read_records() in batches of at most
+ * 3 records and 64 bytes, and each record too long for a batch on its own
+ * (in pieces, so that a hostile count allocates nothing): they must be the
+ * arrays of @bundle, or fail with @error when @bundle is %NULL. */
+static void
+check_batches (const uint8_t *data,
+               size_t         size,
+               SerioBundle   *bundle,
+               const GError  *error)
+{
+  g_autoptr(GBytes) bytes = g_bytes_new_static (data, size);
+  g_autoptr(SerioReader) reader = serio_reader_new_for_bytes (bytes);
+  g_autoptr(GError) local_error = NULL;
+  SerioRecordInfo records[3];
+  guint64 buffer[8];
+  guint index = 0;
+
+  for (;;)
+    {
+      gsize n;
+
+      if (!serio_reader_read_records (reader, buffer, sizeof buffer, records,
+                                      G_N_ELEMENTS (records), &n, NULL, &local_error))
+        break;
+      for (gsize i = 0; i < n; i++)
+        check_record (bundle, index++, records[i].name, records[i].dtype,
+                      (const char *) buffer + records[i].offset,
+                      records[i].n_values * serio_dtype_get_size (records[i].dtype));
+      if (n == G_N_ELEMENTS (records))
+        continue;
+      if (serio_reader_get_n_left (reader) == 0)
+        break;
+      {
+        g_autoptr(GByteArray) all = g_byte_array_new ();
+        g_autofree char *base_name = serio_reader_get_base_name (reader);
+        SerioDtype dtype = serio_reader_get_dtype (reader);
+
+        for (;;)
+          {
+            g_autoptr(GBytes) piece = serio_reader_read_typed_bytes (reader, 1 << 16, NULL,
+                                                                     &local_error);
+
+            if (piece == NULL || g_bytes_get_size (piece) == 0)
+              break;
+            g_byte_array_append (all, g_bytes_get_data (piece, NULL), g_bytes_get_size (piece));
+          }
+        if (local_error != NULL)
+          break;
+        check_record (bundle, index++, base_name, dtype, all->data, all->len);
+      }
+    }
+
+  if (bundle != NULL)
+    {
+      if (local_error != NULL)
+        violation ("a batch of records failed where from_bytes succeeded");
+      if (index != serio_bundle_get_n_arrays (bundle) || !serio_reader_get_finished (reader))
+        violation ("batches of records gave fewer arrays than the bundle holds");
+    }
+  else if (local_error == NULL || local_error->code != error->code ||
+           strcmp (local_error->message, error->message) != 0)
+    violation ("batches of records do not fail as from_bytes does");
+}
+
 int
 LLVMFuzzerTestOneInput (const uint8_t *data,
                         size_t         size)
@@ -289,6 +381,7 @@ LLVMFuzzerTestOneInput (const uint8_t *data,
         violation ("the empty input was rejected");
       check_error (error, data, size);
     }
+  check_batches (data, size, bundle, error);
 
   return 0;
 }
