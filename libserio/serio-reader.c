@@ -2427,6 +2427,10 @@ read_whole (SerioReader   *self,
  * names of one call are stored one after the other, each ended by a NUL,
  * and so are the dimensions, in the order of the records: a binding can
  * take each block in one piece.
+ *
+ * It also describes an array to [method@Serio.Writer.write_records], which
+ * reads every field but @offset (the elements of each array are given
+ * apart) and keeps no pointer.
  */
 
 /* Points the name and dims of the first @n of @records, which hold where

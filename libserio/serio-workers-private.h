@@ -85,6 +85,33 @@ gsize         _serio_workers_format       (SerioWorkers       *workers,
                                            SerioBlockSink      sink,
                                            gpointer            user_data);
 
+/* A whole record for _serio_workers_format_lines(): its stored name, as
+ * written (sanitised), and its elements, each of which a double holds
+ * (_serio_dtype_to_doubles()); they need no alignment. */
+typedef struct
+{
+  const char    *name;
+  gsize          name_len;
+  gconstpointer  elements;
+  SerioDtype     dtype;
+  gsize          n_values;
+} SerioFormatLine;
+
+/* Formats the @n_lines records whole, each "v1|" name "|" count "|",
+ * its tokens and a line feed, with up to @n_threads threads, and hands
+ * them to @sink in order, in blocks of consecutive records of at least
+ * @group_values values each (but the last), while the threads format the
+ * next blocks; a block's values are %NULL and its n_values the count of
+ * its records' values. Returns the number of records handed over: all of
+ * them, or fewer when @sink stopped. */
+gsize         _serio_workers_format_lines (SerioWorkers          *workers,
+                                           const SerioFormatLine *lines,
+                                           gsize                  n_lines,
+                                           gsize                  group_values,
+                                           guint                  n_threads,
+                                           SerioBlockSink         sink,
+                                           gpointer               user_data);
+
 /* Why a parse stopped before the values wanted, if it did. */
 typedef struct
 {

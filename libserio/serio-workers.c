@@ -123,6 +123,9 @@ struct _SerioWorkers
   SerioParseLine   *lines;
   gsize            *groups;
   gsize             groups_size;
+
+  /* formatting whole records, grouped as the lines above */
+  const SerioFormatLine *format_lines;
 };
 
 guint
@@ -495,6 +498,126 @@ _serio_workers_format (SerioWorkers   *workers,
   return run_ring (workers, format_item, take_block, &take, n_threads, n_blocks) * block_values;
 }
 
+/* Formats the @n_values elements of @dtype at @elements, commas between
+ * them; @out has SERIO_CODEC_TOKEN_MAX + 1 bytes a value and
+ * SERIO_CODEC_WRITE_SLACK. */
+static char *
+format_elements (char          *out,
+                 gconstpointer  elements,
+                 SerioDtype     dtype,
+                 gsize          n_values)
+{
+  const guint8 *data = elements;
+  gsize element = serio_dtype_get_size (dtype);
+
+  if (_serio_elements_in_place (elements, dtype))
+    return _serio_codec_write_tokens (out, elements, n_values, FALSE);
+
+  for (gsize done = 0; done < n_values;)
+    {
+      double chunk[1024];
+      gsize n = MIN (n_values - done, G_N_ELEMENTS (chunk));
+      gsize bad;
+
+      /* The caller checked that every element fits a double. */
+      if (!_serio_dtype_to_doubles (dtype, data + done * element, n, chunk, &bad))
+        g_assert_not_reached ();
+      out = _serio_codec_write_tokens (out, chunk, n, done > 0);
+      done += n;
+    }
+
+  return out;
+}
+
+/* Formats the records of group @index into its slot's block. */
+static void
+format_lines_item (SerioWorkers *workers,
+                   gsize         index)
+{
+  SerioFormatBlock *block = &workers->blocks[index % workers->n_slots];
+  char *out = block->out;
+  gsize n_values = 0;
+
+  for (gsize i = workers->groups[index]; i < workers->groups[index + 1]; i++)
+    {
+      const SerioFormatLine *line = &workers->format_lines[i];
+
+      out = _serio_codec_write_header (out, line->name, line->name_len, line->n_values);
+      out = format_elements (out, line->elements, line->dtype, line->n_values);
+      *out++ = '\n';
+      n_values += line->n_values;
+    }
+
+  block->values = NULL;
+  block->n_values = n_values;
+  block->leading_comma = FALSE;
+  block->len = out - block->out;
+}
+
+/* Makes room for @n_groups + 1 group starts. */
+static void
+reserve_groups (SerioWorkers *workers,
+                gsize         n_groups)
+{
+  if (n_groups + 1 >= workers->groups_size)
+    {
+      workers->groups_size = MAX (64, 2 * workers->groups_size);
+      workers->groups = g_renew (gsize, workers->groups, workers->groups_size);
+    }
+}
+
+gsize
+_serio_workers_format_lines (SerioWorkers          *workers,
+                             const SerioFormatLine *lines,
+                             gsize                  n_lines,
+                             gsize                  group_values,
+                             guint                  n_threads,
+                             SerioBlockSink         sink,
+                             gpointer               user_data)
+{
+  FormatTake take = { sink, user_data };
+  gsize n_groups = 0, values = 0, bound = 0, block_size = 0, taken;
+
+  g_assert (group_values >= 1);
+  n_threads = CLAMP (n_threads, 1, SERIO_MAX_THREADS);
+  for (gsize i = 0; i < n_lines; i++)
+    {
+      if (i == 0 || values >= group_values)
+        {
+          reserve_groups (workers, n_groups);
+          workers->groups[n_groups++] = i;
+          values = 0;
+          bound = SERIO_CODEC_WRITE_SLACK;
+        }
+      values += lines[i].n_values;
+      /* _serio_codec_record_bound() but for the slack, which the block
+       * needs once */
+      bound += _serio_codec_record_bound (lines[i].name_len, lines[i].n_values) -
+               SERIO_CODEC_WRITE_SLACK;
+      block_size = MAX (block_size, bound);
+    }
+  if (n_groups == 0)
+    return 0;
+  workers->groups[n_groups] = n_lines;
+
+  if (block_size > workers->block_size)
+    {
+      for (guint i = 0; i < MAX_SLOTS; i++)
+        g_clear_pointer (&workers->blocks[i].out, g_free);
+      workers->block_size = block_size;
+    }
+  for (guint i = 0; i < SLOTS_PER_THREAD * n_threads; i++)
+    {
+      if (workers->blocks[i].out == NULL)
+        workers->blocks[i].out = g_malloc (workers->block_size);
+    }
+  workers->format_lines = lines;
+
+  taken = run_ring (workers, format_lines_item, take_block, &take, n_threads, n_groups);
+
+  return workers->groups[taken];
+}
+
 /* Parses window @index into its slot's doubles, checks them against the
  * type and writes those before the first misfit to the output, after the
  * values of the windows before it: where that is, the thread learns from
@@ -746,11 +869,7 @@ _serio_workers_parse_lines (SerioWorkers   *workers,
     {
       if (i == 0 || bytes >= PARSE_WINDOW)
         {
-          if (n_groups + 2 > workers->groups_size)
-            {
-              workers->groups_size = MAX (64, 2 * workers->groups_size);
-              workers->groups = g_renew (gsize, workers->groups, workers->groups_size);
-            }
+          reserve_groups (workers, n_groups);
           workers->groups[n_groups++] = i;
           bytes = 0;
         }

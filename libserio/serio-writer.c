@@ -122,6 +122,11 @@ struct _SerioWriter
   guint          threads;       /* as set; 0 for the default */
   SerioWorkers  *workers;       /* made on first use */
 
+  /* serio_writer_write_records(): the stored names of a batch, one after
+   * the other, and its records (SerioFormatLine), kept from call to call */
+  GString       *batch_names;
+  GArray        *batch_lines;
+
   guint64               written;   /* bytes given to the stream */
   SerioProgressCallback progress;
   gpointer              progress_data;
@@ -195,6 +200,9 @@ serio_writer_finalize (GObject *object)
   g_clear_pointer (&self->hash, XXH3_freeState);
   g_clear_error (&self->failure);
   g_clear_pointer (&self->workers, _serio_workers_free);
+  if (self->batch_names != NULL)
+    g_string_free (self->batch_names, TRUE);
+  g_clear_pointer (&self->batch_lines, g_array_unref);
   if (self->progress_notify != NULL)
     self->progress_notify (self->progress_data);
 
@@ -1406,8 +1414,11 @@ serio_writer_write_bytes (SerioWriter   *self,
   if (!check_size_of_doubles (size, error))
     return FALSE;
 
-  return serio_writer_begin_array (self, name, size / sizeof (double), cancellable, error) &&
-         serio_writer_add_bytes (self, values, cancellable, error);
+  if (!serio_writer_begin_array (self, name, size / sizeof (double), cancellable, error))
+    return FALSE;
+
+  /* An array of no values is complete once begun. */
+  return size == 0 || serio_writer_add_bytes (self, values, cancellable, error);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1631,10 +1642,245 @@ serio_writer_write_typed (SerioWriter    *self,
   if (!serio_writer_begin_array (self, name, n_values, cancellable, error))
     return FALSE;
 
+  /* An array of no values is complete once begun. */
+  if (n_values == 0)
+    return TRUE;
   if (dtype == SERIO_DTYPE_FLOAT64)
     return serio_writer_add_bytes (self, data, cancellable, error);
 
   return put_elements (self, bytes, self->dtype, (gsize) n_values, cancellable, error);
+}
+
+/* ------------------------------------------------------------------ */
+/* Many records at once                                               */
+/* ------------------------------------------------------------------ */
+
+/* Checks the @n_records records of a batch as serio_writer_write_typed()
+ * checks one, and stores their names and elements in the writer's batch
+ * (batch_lines) for writing; on the first that fails, sets its error. */
+static gboolean
+check_records (SerioWriter            *self,
+               const SerioRecordInfo  *records,
+               const gconstpointer    *data,
+               gsize                   n_records,
+               GError                **error)
+{
+  SerioFormatLine *lines;
+
+  if (self->batch_names == NULL)
+    {
+      self->batch_names = g_string_new (NULL);
+      self->batch_lines = g_array_new (FALSE, FALSE, sizeof (SerioFormatLine));
+    }
+  g_string_truncate (self->batch_names, 0);
+  g_array_set_size (self->batch_lines, n_records);
+  lines = (SerioFormatLine *) (gpointer) self->batch_lines->data;
+
+  for (gsize i = 0; i < n_records; i++)
+    {
+      const SerioRecordInfo *record = &records[i];
+      g_autofree char *name = NULL;
+      guint64 n_values;
+      gsize name_at = self->batch_names->len, name_len;
+
+      g_return_val_if_fail (record->name != NULL, FALSE);
+      g_return_val_if_fail (g_utf8_validate (record->name, -1, NULL), FALSE);
+      g_return_val_if_fail ((guint) record->dtype <= SERIO_DTYPE_LAST, FALSE);
+      g_return_val_if_fail (record->dims != NULL || record->n_dims == 0, FALSE);
+      g_return_val_if_fail (record->n_dims <= SERIO_SHAPE_MAX_DIMS, FALSE);
+      g_return_val_if_fail (record->n_values <= G_MAXSIZE / serio_dtype_get_size (record->dtype),
+                            FALSE);
+      g_return_val_if_fail (data[i] != NULL || record->n_values == 0, FALSE);
+
+      name = _serio_typed_name (record->name, record->dtype, record->dims, record->n_dims,
+                                &n_values, error);
+      if (name == NULL)
+        {
+          /* The shape's error does not say whose shape it is. */
+          if (!_serio_shape_count (record->dims, record->n_dims, &n_values))
+            g_prefix_error (error, _("Array “%s”: "), record->name);
+          return FALSE;
+        }
+      name_len = strlen (name);
+      g_return_val_if_fail (_serio_seal_name_kind (name, name_len) == SERIO_NAME_ARRAY, FALSE);
+
+      if (n_values != record->n_values)
+        {
+          g_autofree char *given = g_strdup_printf ("%" G_GUINT64_FORMAT, record->n_values);
+          g_autofree char *holds = g_strdup_printf ("%" G_GUINT64_FORMAT, n_values);
+
+          g_set_error (error, G_IO_ERROR, G_IO_ERROR_INVALID_ARGUMENT,
+                       g_dngettext (GETTEXT_PACKAGE,
+                                    /* TRANSLATORS: an array's name and two
+                                     * numbers of values; the plural follows
+                                     * the second */
+                                    "Array “%s”: %s values given, but its shape holds %s value",
+                                    "Array “%s”: %s values given, but its shape holds %s values",
+                                    plural_of (n_values)),
+                       name, given, holds);
+          return FALSE;
+        }
+      if (!check_elements (name, record->dtype, data[i], (gsize) n_values, error))
+        return FALSE;
+
+      /* Stored as begin_array() writes a name given to it. */
+      g_string_append_len (self->batch_names, name, name_len);
+      for (gsize k = name_at; k < self->batch_names->len; k++)
+        {
+          char c = self->batch_names->str[k];
+
+          if (c == '|' || c == '\r' || c == '\n')
+            self->batch_names->str[k] = '_';
+        }
+      lines[i] = (SerioFormatLine) {
+        GSIZE_TO_POINTER (name_at), name_len, data[i], record->dtype, (gsize) n_values
+      };
+    }
+
+  /* The names are all in: they stay where they are. */
+  for (gsize i = 0; i < n_records; i++)
+    lines[i].name = self->batch_names->str + GPOINTER_TO_SIZE (lines[i].name);
+
+  return TRUE;
+}
+
+/* Writes one record of a batch. */
+static gboolean
+put_line (SerioWriter            *self,
+          const SerioFormatLine  *line,
+          GCancellable           *cancellable,
+          GError                **error)
+{
+  /* Like a bundle's array: the name is as it is written, and the
+   * elements are checked. */
+  if (!begin_array (self, line->name, line->name_len, line->n_values, TRUE, cancellable, error))
+    return FALSE;
+  if (!self->in_array)
+    return TRUE;
+
+  return put_elements (self, line->elements, line->dtype, line->n_values, cancellable, error);
+}
+
+/* Writes the @n_lines short records at @lines, formatted whole by
+ * @n_threads threads while this one writes them out in order. */
+static gboolean
+put_lines_parallel (SerioWriter            *self,
+                    const SerioFormatLine  *lines,
+                    gsize                   n_lines,
+                    guint                   n_threads,
+                    GCancellable           *cancellable,
+                    GError                **error)
+{
+  BlockSink sink = { self, cancellable, error };
+  gsize done;
+
+  if (!check_usable (self, cancellable, error) || !flush (self, cancellable, error))
+    return FALSE;
+
+  if (self->workers == NULL)
+    self->workers = _serio_workers_new ();
+
+  done = _serio_workers_format_lines (self->workers, lines, n_lines, BLOCK_VALUES, n_threads,
+                                      write_formatted_block, &sink);
+  self->n_records += done;
+  if (self->state == STATE_BROKEN)
+    return FALSE;
+
+  g_assert (done == n_lines);
+  return TRUE;
+}
+
+/**
+ * serio_writer_write_records: (skip)
+ * @self: a #SerioWriter
+ * @records: (array length=n_records): the arrays: each its base name,
+ *   dimensions, type and number of elements (the @offset of each is not
+ *   used)
+ * @data: (array length=n_records): the elements of each array, in host
+ *   byte order (see #SerioDtype), with no alignment needed
+ * @n_records: the number of arrays
+ * @cancellable: (nullable): a #GCancellable
+ * @error: return location for a #GError
+ *
+ * Writes @n_records whole typed arrays, in order, with the text that
+ * [method@Serio.Writer.write_typed] gives for each: the counterpart of
+ * [method@Serio.Reader.read_records], for a model of many small arrays.
+ * With more than one thread, short arrays are formatted together on every
+ * thread, as one long array is; one at a time, each would be formatted on
+ * the calling thread alone.
+ *
+ * Every array is checked before any is written: the call fails, writing
+ * nothing, with the error that [method@Serio.Writer.write_typed] gives for
+ * the first that it would reject (a shape with too many values, a float64
+ * base name that ends in a type marker, an int64, uint64 or bool element
+ * that cannot be written), or with %G_IO_ERROR_INVALID_ARGUMENT when an
+ * array's number of elements is not that of its shape. It fails the same
+ * way, writing nothing, while the array begun before still misses values.
+ * Once the arrays are being written, a failure of the stream or
+ * @cancellable breaks the writer (as a failure of the stream does in every
+ * call): its text never goes on after part of a batch.
+ *
+ * Returns: %TRUE on success, %FALSE with @error set
+ */
+gboolean
+serio_writer_write_records (SerioWriter            *self,
+                            const SerioRecordInfo  *records,
+                            const gconstpointer    *data,
+                            gsize                   n_records,
+                            GCancellable           *cancellable,
+                            GError                **error)
+{
+  const SerioFormatLine *lines;
+  guint n_threads;
+  GError *local_error = NULL;
+
+  g_return_val_if_fail (SERIO_IS_WRITER (self), FALSE);
+  g_return_val_if_fail (records != NULL || n_records == 0, FALSE);
+  g_return_val_if_fail (data != NULL || n_records == 0, FALSE);
+  g_return_val_if_fail (cancellable == NULL || G_IS_CANCELLABLE (cancellable), FALSE);
+  g_return_val_if_fail (error == NULL || *error == NULL, FALSE);
+
+  if (!check_usable (self, cancellable, error) || !check_array_complete (self, FALSE, error) ||
+      !check_records (self, records, data, n_records, error))
+    return FALSE;
+  lines = (const SerioFormatLine *) (gconstpointer) self->batch_lines->data;
+
+  n_threads = _serio_threads_effective (self->threads);
+  for (gsize i = 0; i < n_records;)
+    {
+      gsize end = i, values = 0;
+      gboolean ok = TRUE;
+
+      /* A run of short records (which put_elements() would format on
+       * the calling thread), on the threads when they hold enough values
+       * to share. */
+      while (end < n_records && lines[end].n_values < 2 * BLOCK_VALUES)
+        values += lines[end++].n_values;
+      if (n_threads > 1 && values >= 2 * BLOCK_VALUES)
+        {
+          ok = put_lines_parallel (self, lines + i, end - i, n_threads, cancellable, &local_error);
+          i = end;
+        }
+      else
+        {
+          /* One at a time: these short records, or a long one, which
+           * put_elements() formats on the threads. */
+          for (end = MAX (end, i + 1); ok && i < end; i++)
+            ok = put_line (self, &lines[i], cancellable, &local_error);
+        }
+
+      if (!ok)
+        {
+          /* Cancelled, or the stream failed, with part of the batch
+           * written: no more can follow it. */
+          if (self->state != STATE_BROKEN)
+            return break_with (self, g_steal_pointer (&local_error), error);
+          g_propagate_error (error, g_steal_pointer (&local_error));
+          return FALSE;
+        }
+    }
+
+  return TRUE;
 }
 
 /**

@@ -14,6 +14,7 @@
 
 #include "serio-dtype.h"
 #include "serio-flags.h"
+#include "serio-reader.h"
 #include "serio-version-macros.h"
 
 G_BEGIN_DECLS
@@ -102,6 +103,13 @@ gboolean       serio_writer_write_typed      (SerioWriter    *self,
                                               GBytes         *data,
                                               GCancellable   *cancellable,
                                               GError        **error);
+SERIO_AVAILABLE_IN_ALL
+gboolean       serio_writer_write_records    (SerioWriter            *self,
+                                              const SerioRecordInfo  *records,
+                                              const gconstpointer    *data,
+                                              gsize                   n_records,
+                                              GCancellable           *cancellable,
+                                              GError                **error);
 SERIO_AVAILABLE_IN_ALL
 guint64        serio_writer_get_n_missing    (SerioWriter    *self);
 

@@ -131,8 +131,8 @@ def _save_one(path: PathLike, tree: bytes, leaves, sealed: bool,
     try:
         writer.write(TREE_NAME, 'uint8', (len(tree),), np.frombuffer(tree, np.uint8),
                      key=TREE_NAME)
-        for leaf in leaves:
-            writer.write(leaf.name, leaf.dtype, leaf.shape, leaf.value, key=leaf.name)
+        writer.write_all((leaf.name, leaf.dtype, leaf.shape, leaf.value, leaf.name)
+                         for leaf in leaves)
     except BaseException:
         writer.abandon()
         raise

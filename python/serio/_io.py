@@ -34,6 +34,11 @@ CHUNK_VALUES = 1 << 20
 # it is read on its own, into an array of its own.
 BATCH_RECORDS = 4096
 BATCH_BYTES = 8 << 20
+# Records shorter than this are written BATCH_RECORDS (and about
+# BATCH_BYTES) at a time, with serio_writer_write_records(), which formats
+# short records together on every thread: the writer's own bound of a
+# record it formats on one thread.
+SHORT_VALUES = 2 * 16384
 
 # What a path argument may be.
 PathLike = Union[str, 'os.PathLike[str]', Gio.File]
@@ -168,6 +173,75 @@ class RecordWriter:
         except GLib.Error as error:
             raise _errors.from_glib(error, path=self.path, key=key) from None
 
+    def write_all(self, records) -> None:
+        """Write the records, each (base, dtype, shape, source, key) as
+        write() takes them, in order: those of fewer than SHORT_VALUES
+        values BATCH_RECORDS (and about BATCH_BYTES) at a time, in one
+        call of the library each, which formats them on every thread; the
+        others with write()."""
+        if _native.write_records is None:
+            for record in records:
+                self.write(*record)
+            return
+        numpy = self.numpy
+        batch: list = []
+        size = 0
+        for base, dtype, shape, source, key in records:
+            if math.prod(shape) >= SHORT_VALUES:
+                self._write_batch(batch)
+                batch, size = [], 0
+                self.write(base, dtype, shape, source, key)
+                continue
+            whole = _whole(numpy, source, dtype)
+            if whole is None:
+                whole = _piece_array(numpy, source, dtype)
+            batch.append((base, dtype, shape, whole, key))
+            size += whole.nbytes
+            if len(batch) == BATCH_RECORDS or size >= BATCH_BYTES:
+                self._write_batch(batch)
+                batch, size = [], 0
+        self._write_batch(batch)
+
+    def _write_batch(self, batch) -> None:
+        """Write the records of batch, each (base, dtype, shape, C-order
+        ndarray of its storage type, key), in one call; should the
+        library refuse one, which it does before it writes any, they are
+        written one at a time, so that the error names its key."""
+        if not batch:
+            return
+        numpy = self.numpy
+        try:
+            names = [base.encode('utf-8') for base, _, _, _, _ in batch]
+        except UnicodeEncodeError:
+            names = None
+        if names is not None:
+            # The names one after the other, each ended by a NUL, and the
+            # dimensions in one block, as serio_reader_read_records() gives them.
+            blob = numpy.frombuffer(b'\0'.join(names) + b'\0', dtype=numpy.uint8)
+            ranks = [len(shape) for _, _, shape, _, _ in batch]
+            dims = numpy.array([int(d) for _, _, shape, _, _ in batch for d in shape] or [0],
+                               dtype=numpy.uint64)
+            info = numpy.zeros(len(batch), dtype=numpy.dtype(_RecordInfo))
+            lengths = numpy.array([len(name) + 1 for name in names], dtype=numpy.uint64)
+            info['name'] = blob.__array_interface__['data'][0] + numpy.cumsum(lengths) - lengths
+            starts = numpy.cumsum(numpy.array(ranks, dtype=numpy.uint64)) - numpy.array(
+                ranks, dtype=numpy.uint64)
+            info['dims'] = dims.__array_interface__['data'][0] + 8 * starts
+            info['n_dims'] = ranks
+            info['n_values'] = [array.size for _, _, _, array, _ in batch]
+            info['dtype'] = [int(_DTYPE_ENUMS[dtype]) for _, dtype, _, _, _ in batch]
+            data = numpy.array([array.__array_interface__['data'][0]
+                                for _, _, _, array, _ in batch], dtype=numpy.uintp)
+            try:
+                _native.records_from(self.writer, info, data, len(batch))
+            except GLib.Error:
+                pass
+            else:
+                self._report(sum(array.nbytes for _, _, _, array, _ in batch))
+                return
+        for base, dtype, shape, array, key in batch:
+            self.write(base, dtype, shape, array, key)
+
     def _report(self, nbytes: int) -> None:
         if self.progress is not None:
             self.done += nbytes
@@ -216,25 +290,27 @@ class _RecordInfo(ctypes.Structure):
 
 
 class _Native:
-    """serio_reader_read_typed() and serio_reader_read_records(), which
-    introspection skips (they fill caller memory), and
-    serio_writer_add_typed_bytes() of a GBytes that
+    """serio_reader_read_typed(), serio_reader_read_records() and
+    serio_writer_write_records(), which introspection skips (they take
+    caller memory), and serio_writer_add_typed_bytes() of a GBytes that
     wraps an array without a copy, called through ctypes on the library
     PyGObject loaded, so that the values go from the parser into the
     array's own memory and from it to the formatter. read_typed,
-    read_records and add_typed are None where the library's symbols
-    cannot be found: then the values go through read_typed_bytes() and
-    GLib.Bytes.new(), a record at a time."""
+    read_records, add_typed and write_records are None where the
+    library's symbols cannot be found: then the values go through
+    read_typed_bytes() and GLib.Bytes.new(), a record at a time."""
 
     def __init__(self) -> None:
         self.read_typed = None
         self.read_records = None
         self.add_typed = None
+        self.write_records = None
         try:
             lib = ctypes.CDLL(None)
             read_typed = lib.serio_reader_read_typed
             read_records = lib.serio_reader_read_records
             add_typed = lib.serio_writer_add_typed_bytes
+            write_records = lib.serio_writer_write_records
             self.bytes_new_static = lib.g_bytes_new_static
             self.bytes_unref = lib.g_bytes_unref
             self.error_free = lib.g_error_free
@@ -264,9 +340,14 @@ class _Native:
                                  ctypes.c_void_p, ctypes.c_size_t,
                                  ctypes.POINTER(ctypes.c_size_t), ctypes.c_void_p,
                                  ctypes.POINTER(ctypes.POINTER(_GError))]
+        write_records.restype = ctypes.c_int
+        write_records.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                                  ctypes.c_size_t, ctypes.c_void_p,
+                                  ctypes.POINTER(ctypes.POINTER(_GError))]
         self.read_typed = read_typed
         self.read_records = read_records
         self.add_typed = add_typed
+        self.write_records = write_records
 
     def pointer_of(self, reader: Serio.Reader) -> int:
         """The address of reader's C object, for read_into()."""
@@ -323,6 +404,17 @@ class _Native:
         finally:
             self.bytes_unref(data)
         if not done:
+            self.raise_error(error)
+
+    def records_from(self, writer: Serio.Writer, info, data, count: int) -> None:
+        """serio_writer_write_records() of the count records described in
+        the _RecordInfo ndarray info, their elements at the addresses of
+        the uintp ndarray data. GLib.Error if it fails."""
+        pointer = self.capsule_pointer(writer.__gpointer__, None)
+        error = ctypes.POINTER(_GError)()
+        if not self.write_records(pointer, info.__array_interface__['data'][0],
+                                  data.__array_interface__['data'][0], count, None,
+                                  ctypes.byref(error)):
             self.raise_error(error)
 
     def raise_error(self, error) -> None:

@@ -176,7 +176,10 @@ def _dtype_name(numpy, dtype):
     return dtype.name
 
 
-def array_leaf(numpy, keys, array, kind):
+def array_leaf(numpy, keys, array, kind, name=None):
+    """The leaf of an ndarray at keys (whose record name is name, when the
+    caller knows it)."""
+    record = name_of(keys) if name is None else name
     dtype = array.dtype
     name = _dtype_name(numpy, dtype)
     if name is None:
@@ -186,10 +189,10 @@ def array_leaf(numpy, keys, array, kind):
         raise _refuse(keys, '%d dimensions, more than %d' % (array.ndim, Serio.SHAPE_MAX_DIMS))
     if name in ('int64', 'uint64'):
         check_int64_exact(numpy, keys, array, dtype.kind == 'u')
-    return Leaf(keys, name_of(keys), kind, array, name, array.shape)
+    return Leaf(keys, record, kind, array, name, array.shape)
 
 
-def _tensor_leaf(torch, numpy, keys, tensor):
+def _tensor_leaf(torch, numpy, keys, name, tensor):
     dtype = str(tensor.dtype).replace('torch.', '')
     if dtype not in DTYPES:
         raise _refuse(keys, 'a %s tensor cannot be stored exactly: the element types '
@@ -204,21 +207,21 @@ def _tensor_leaf(torch, numpy, keys, tensor):
         # A min and a max, without a copy of the tensor.
         check_int64_exact(numpy, keys, numpy.array([int(tensor.min()), int(tensor.max())],
                                                    dtype=numpy.int64), False)
-    return Leaf(keys, name_of(keys), 'tensor', tensor, dtype, tuple(tensor.shape))
+    return Leaf(keys, name, 'tensor', tensor, dtype, tuple(tensor.shape))
 
 
-def _scalar_leaf(numpy, keys, value):
+def _scalar_leaf(numpy, keys, name, value):
     if isinstance(value, bool):
-        return Leaf(keys, name_of(keys), 'bool', numpy.array(value, dtype=numpy.bool_),
+        return Leaf(keys, name, 'bool', numpy.array(value, dtype=numpy.bool_),
                     'bool', ())
     if isinstance(value, int):
         if not -(2 ** 63) <= value < 2 ** 63 or int(float(value)) != value:
             raise _refuse(keys, 'the int %d cannot be stored exactly: int64 records hold '
                           'the integers a float64 holds (all of |x| <= 2**53)' % value,
                           int(Serio.Error.DOMAIN))
-        return Leaf(keys, name_of(keys), 'int', numpy.array(value, dtype=numpy.int64),
+        return Leaf(keys, name, 'int', numpy.array(value, dtype=numpy.int64),
                     'int64', ())
-    return Leaf(keys, name_of(keys), 'float', numpy.array(value, dtype=numpy.float64),
+    return Leaf(keys, name, 'float', numpy.array(value, dtype=numpy.float64),
                 'float64', ())
 
 
@@ -239,17 +242,21 @@ class _Flattener:
         self.leaves: List[Leaf] = []
         self.names: Dict[str, Tuple[Key, ...]] = {}
 
-    def _claim(self, keys):
+    def _claim(self, keys, path):
+        """Claims the record name of keys, whose escaped keys joined by
+        dots are path (name_of(), built a key at a time); returns it."""
         if not keys:
-            return
-        name = name_of(keys)
+            return ''
+        name = '%73' + path[1:] if is_metadata(path) else path
         other = self.names.setdefault(name, keys)
         if other is not keys:
             raise _refuse(keys, 'the key paths %r and %r give the same record name %r; '
                           'rename a key' % (list(other), list(keys), name))
+        return name
 
-    def node(self, value, keys, depth):
-        self._claim(keys)
+    def node(self, value, keys, depth, path=''):
+        name = self._claim(keys, path)
+        prefix = path + '.' if keys else ''
         numpy = self.numpy
         kind = type(value)
         if kind is dict or kind is collections.OrderedDict:
@@ -263,13 +270,15 @@ class _Flattener:
                                   % (type(key).__name__, key))
                 if type(key) is str:
                     _check_text(keys + (key,), key, 'the key')
-                items.append([key, self.node(item, keys + (key,), depth + 1)])
+                items.append([key, self.node(item, keys + (key,), depth + 1,
+                                             prefix + escape(key))])
             return {'dict' if kind is dict else 'odict': items}
         if kind is list or kind is tuple:
             if depth >= MAX_DEPTH:
                 raise _refuse(keys, 'containers nested deeper than %d levels (a cycle?)'
                               % MAX_DEPTH)
-            return {kind.__name__: [self.node(item, keys + (index,), depth + 1)
+            return {kind.__name__: [self.node(item, keys + (index,), depth + 1,
+                                              prefix + str(index))
                                     for index, item in enumerate(value)]}
         if not keys:
             raise _refuse(keys, 'a state is a dict, list or tuple, not %s' % kind.__name__)
@@ -279,17 +288,17 @@ class _Flattener:
             _check_text(keys, value, 'the str')
             return value
         if kind is bool or kind is int or kind is float:
-            self.leaves.append(_scalar_leaf(numpy, keys, value))
+            self.leaves.append(_scalar_leaf(numpy, keys, name, value))
         elif kind is bytes:
-            self.leaves.append(Leaf(keys, name_of(keys), 'bytes',
+            self.leaves.append(Leaf(keys, name, 'bytes',
                                     numpy.frombuffer(value, dtype=numpy.uint8),
                                     'uint8', (len(value),)))
         elif kind is numpy.ndarray:
-            self.leaves.append(array_leaf(numpy, keys, value, 'ndarray'))
+            self.leaves.append(array_leaf(numpy, keys, value, 'ndarray', name))
         elif isinstance(value, numpy.generic):
-            self.leaves.append(array_leaf(numpy, keys, numpy.asarray(value), 'numpy'))
+            self.leaves.append(array_leaf(numpy, keys, numpy.asarray(value), 'numpy', name))
         elif self.torch is not None and isinstance(value, self.torch.Tensor):
-            self.leaves.append(_tensor_leaf(self.torch, numpy, keys, value))
+            self.leaves.append(_tensor_leaf(self.torch, numpy, keys, name, value))
         else:
             raise _refuse(keys, 'a %s.%s cannot be stored: the leaves of a state are '
                           'arrays, tensors, int, float, bool, bytes, str and None'

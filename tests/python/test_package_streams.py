@@ -359,6 +359,7 @@ class TestDirectPaths(TempDirTestCase):
             serio.save(path, self.state())
             return path.read_bytes(), serio.load(path)
         with mock.patch.object(native, 'add_typed', None), \
+                mock.patch.object(native, 'write_records', None), \
                 mock.patch.object(native, 'read_typed', None), \
                 mock.patch.object(native, 'read_records', None):
             serio.save(path, self.state())
@@ -367,11 +368,17 @@ class TestDirectPaths(TempDirTestCase):
     def test_direct_and_through_bytes_agree(self):
         # Batches of every record after the tree, and batches too small
         # for the longest record ('f32', 12 kB), or for any (8 bytes):
-        # those go on their own, between batches.
-        default = serio._io.BATCH_BYTES
-        for batch_bytes in (default, 4096, 8):
+        # those go on their own, between batches; on saving, batches of
+        # every short record after the tree, or of 3 or 2 records of fewer
+        # than 8 values.
+        io = serio._io
+        default = io.BATCH_BYTES
+        for batch_bytes, short, records in ((default, io.SHORT_VALUES, io.BATCH_RECORDS),
+                                            (4096, 8, 3), (8, 8, 2)):
             with self.subTest(batch_bytes=batch_bytes), \
-                    mock.patch.object(serio._io, 'BATCH_BYTES', batch_bytes):
+                    mock.patch.object(io, 'BATCH_BYTES', batch_bytes), \
+                    mock.patch.object(io, 'SHORT_VALUES', short), \
+                    mock.patch.object(io, 'BATCH_RECORDS', records):
                 self.direct_and_through_bytes_agree(batch_bytes != default)
 
     def direct_and_through_bytes_agree(self, small_batches):
@@ -380,7 +387,10 @@ class TestDirectPaths(TempDirTestCase):
             self.skipTest('the library\'s symbols are not reachable through ctypes')
         reads = []
         batches = []
+        writes = []
+        written_batches = []
         read_into, records_into = native.read_into, native.records_into
+        add_from, records_from = native.add_from, native.records_from
 
         def counted(*args):
             reads.append(args[2])
@@ -390,17 +400,35 @@ class TestDirectPaths(TempDirTestCase):
             batches.append(records_into(*args))
             return batches[-1]
 
+        def counted_write(*args):
+            writes.append(args[1].size)
+            return add_from(*args)
+
+        def counted_written_batch(*args):
+            written_batches.append(args[3])
+            return records_from(*args)
+
         with mock.patch.object(native, 'read_into', counted), \
-                mock.patch.object(native, 'records_into', counted_batch):
+                mock.patch.object(native, 'records_into', counted_batch), \
+                mock.patch.object(native, 'add_from', counted_write), \
+                mock.patch.object(native, 'records_from', counted_written_batch):
             text, direct = self.round_trip('direct.serio', True)
         # Every record, the tree and the empty one too, came in through
-        # ctypes: the tree and those too long for a batch on their own.
+        # ctypes: the tree and those too long for a batch on their own;
+        # and went out through it, the tree and the long ones (the empty
+        # one in no piece) on their own.
         self.assertEqual(len(reads) + sum(batches), len(self.state()) + 1)
+        self.assertLessEqual(len(writes) + sum(written_batches), len(self.state()) + 1)
+        self.assertGreaterEqual(len(writes) + sum(written_batches), len(self.state()))
         if not small_batches:
             self.assertEqual(len(reads), 1, reads)
+            self.assertEqual((len(writes), written_batches), (1, [len(self.state())]))
         else:
             self.assertGreater(len(reads), 1, reads)
             self.assertGreater(sum(batches), 0)
+            self.assertGreater(len(writes), 1, writes)
+            self.assertGreater(len(written_batches), 1, written_batches)
+            self.assertLessEqual(max(written_batches), serio._io.BATCH_RECORDS)
         other_text, other = self.round_trip('bytes.serio', False)
         self.assertEqual(text, other_text)
         self.assertEqual(list(direct), list(other))
@@ -417,6 +445,41 @@ class TestDirectPaths(TempDirTestCase):
             else:
                 self.assertEqual(value, other[key], key)
         self.assertEqual(bits(direct['big']), bits(numpy.arange(7, dtype=numpy.int32)))
+
+    def test_a_record_refused_in_a_batch_is_named_as_one_at_a_time(self):
+        # The library refuses a bool byte that is neither 0 nor 1 before it
+        # writes any of the batch; the error is the one a record at a time
+        # gives, naming its key, and no file is made.
+        native = serio._io._native
+        if native.write_records is None:
+            self.skipTest('the library\'s symbols are not reachable through ctypes')
+        state = {'a': numpy.arange(3),
+                 'b': numpy.array([0, 2, 1], dtype=numpy.uint8).view(numpy.bool_),
+                 'c': numpy.ones(2)}
+        path = self.dir / 'refused.serio'
+        refused = []
+        records_from = native.records_from
+
+        def counted(*args):
+            try:
+                return records_from(*args)
+            except GLib.Error as error:
+                refused.append(error.message)
+                raise
+
+        errors = []
+        for write_records in (native.write_records, None):
+            with mock.patch.object(native, 'write_records', write_records), \
+                    mock.patch.object(native, 'records_from', counted), \
+                    self.assertRaises(serio.DataError) as caught:
+                serio.save(path, state)
+            error = caught.exception
+            errors.append((str(error), error.key, error.code))
+            self.assertFalse(path.exists())
+        self.assertEqual(len(refused), 1, refused)
+        self.assertIn('b@bool[3]', refused[0])
+        self.assertEqual(errors[0], errors[1])
+        self.assertEqual(errors[0][1:], ('b', int(Serio.Error.DOMAIN)))
 
     def test_a_count_beyond_the_file_is_not_allocated_at_once(self):
         # 10^12 values declared in a file of a few bytes: the growing path,
