@@ -857,6 +857,22 @@ read_during_parse (const char *text,
     }
 }
 
+/* The SerioTextSink of a parse of short lines on the threads (see
+ * parse_ahead()), as read_during_parse() for a long one: the text up to
+ * the end of the lines parsed so far is hashed, and a file read on. */
+static void
+read_during_lines (const char *text,
+                   gsize       len,
+                   gpointer    user_data)
+{
+  ParseSink *sink = user_data;
+  SerioReader *self = sink->self;
+  gsize upto = (gsize) (text + len - self->buf);
+
+  read_during_parse (self->buf + self->hashed, upto > self->hashed ? upto - self->hashed : 0,
+                     user_data);
+}
+
 /* Drops the bytes before pos of a stream's window (hashing them): the
  * window moves to the start of the buffer. */
 static void
@@ -1924,10 +1940,12 @@ count_fits (guint64 count,
  * general path. Returns %FALSE, with nothing parsed, when no line after
  * the current one qualifies. */
 static gboolean
-parse_ahead (SerioReader *self,
-             guint        n_threads,
-             gboolean     typed)
+parse_ahead (SerioReader  *self,
+             guint         n_threads,
+             gboolean      typed,
+             GCancellable *cancellable)
 {
+  ParseSink sink = { self, cancellable };
   const char *buf_end = self->buf + self->end;
   const char *p = self->buf + self->seg_nl + 1;
   gulong line = self->record_line + 1;
@@ -1993,7 +2011,9 @@ parse_ahead (SerioReader *self,
 
   if (self->workers == NULL)
     self->workers = _serio_workers_new ();
-  _serio_workers_parse_lines (self->workers, self->ahead, n, buf_end, n_threads);
+  /* The text is hashed, and a file read on, as the threads parse. */
+  _serio_workers_parse_lines (self->workers, self->ahead, n, buf_end, n_threads,
+                              read_during_lines, &sink);
   self->n_ahead = n;
   self->next_ahead = 0;
   return TRUE;
@@ -2009,10 +2029,11 @@ parse_ahead (SerioReader *self,
  * token, a count that does not match, a value the type cannot hold),
  * which the general path then reports as it always does. */
 static gboolean
-take_whole_line (SerioReader *self,
-                 SerioDtype   out_dtype,
-                 gpointer     out,
-                 gsize        n_values)
+take_whole_line (SerioReader  *self,
+                 SerioDtype    out_dtype,
+                 gpointer      out,
+                 gsize         n_values,
+                 GCancellable *cancellable)
 {
   gsize len = self->seg_end - self->pos;
 
@@ -2033,7 +2054,7 @@ take_whole_line (SerioReader *self,
       if (self->ahead_threads == 0)
         self->ahead_threads = _serio_threads_effective (self->threads);
       if (self->ahead_threads > 1)
-        parse_ahead (self, self->ahead_threads, out_dtype != SERIO_DTYPE_FLOAT64);
+        parse_ahead (self, self->ahead_threads, out_dtype != SERIO_DTYPE_FLOAT64, cancellable);
     }
 
   if (self->next_ahead < self->n_ahead && self->ahead_lines[self->next_ahead] == self->record_line)
@@ -2090,7 +2111,7 @@ _serio_reader_read_array (SerioReader   *self,
 {
   gsize got = 0, n;
 
-  if (take_whole_line (self, SERIO_DTYPE_FLOAT64, values, n_values))
+  if (take_whole_line (self, SERIO_DTYPE_FLOAT64, values, n_values, cancellable))
     return TRUE;
 
   do
@@ -2239,7 +2260,7 @@ read_elements (SerioReader   *self,
   if (self->state != STATE_VALUES)
     return TRUE;
 
-  if (take_whole_line (self, out_dtype, out, n_values))
+  if (take_whole_line (self, out_dtype, out, n_values, cancellable))
     {
       if (n_read != NULL)
         *n_read = self->n_tokens;

@@ -181,12 +181,17 @@ typedef struct
  * own parse of the line says what is wrong with it. The
  * lines are short (far less than the reader's parallel span), so that a
  * thread takes several of them at a time, in order. @buf_end bounds the
- * 8-byte loads. */
+ * 8-byte loads. When @sink is not %NULL, it gets each group of lines that
+ * the threads parsed, in order, on the calling thread while they parse
+ * the next ones: the text from the first line's start to the last one's
+ * end. */
 void          _serio_workers_parse_lines  (SerioWorkers       *workers,
                                            SerioParseLine     *lines,
                                            gsize               n_lines,
                                            const char         *buf_end,
-                                           guint               n_threads);
+                                           guint               n_threads,
+                                           SerioTextSink       sink,
+                                           gpointer            sink_data);
 
 G_DEFINE_AUTOPTR_CLEANUP_FUNC (SerioWorkers, _serio_workers_free)
 

@@ -844,13 +844,25 @@ parse_lines_item (SerioWorkers *workers,
     }
 }
 
-/* Every line was parsed by the time its group is taken: nothing more to
- * do on the calling thread. */
-static gboolean
-take_lines (SerioWorkers *workers G_GNUC_UNUSED,
-            gsize         index G_GNUC_UNUSED,
-            gpointer      data G_GNUC_UNUSED)
+typedef struct
 {
+  SerioTextSink  sink;
+  gpointer       sink_data;
+} LinesTake;
+
+/* Every line was parsed by the time its group is taken: the sink, if
+ * any, gets the group's text while the threads parse on. */
+static gboolean
+take_lines (SerioWorkers *workers,
+            gsize         index,
+            gpointer      data)
+{
+  LinesTake *take = data;
+  const SerioParseLine *first = &workers->lines[workers->groups[index]];
+  const SerioParseLine *last = &workers->lines[workers->groups[index + 1] - 1];
+
+  if (take->sink != NULL)
+    take->sink (first->start, last->end - first->start, take->sink_data);
   return TRUE;
 }
 
@@ -859,8 +871,11 @@ _serio_workers_parse_lines (SerioWorkers   *workers,
                             SerioParseLine *lines,
                             gsize           n_lines,
                             const char     *buf_end,
-                            guint           n_threads)
+                            guint           n_threads,
+                            SerioTextSink   sink,
+                            gpointer        sink_data)
 {
+  LinesTake take = { sink, sink_data };
   gsize n_groups = 0, bytes = 0;
 
   /* Groups of about PARSE_WINDOW bytes, as the windows of a long line:
@@ -881,5 +896,5 @@ _serio_workers_parse_lines (SerioWorkers   *workers,
   workers->lines = lines;
   workers->buf_end = buf_end;
 
-  run_ring (workers, parse_lines_item, take_lines, NULL, n_threads, n_groups);
+  run_ring (workers, parse_lines_item, take_lines, &take, n_threads, n_groups);
 }

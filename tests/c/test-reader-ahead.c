@@ -5,15 +5,18 @@
  *
  * With several threads, a reader that reads a short record whole parses
  * the short records after it in the window with it, on the threads. These
- * tests read the same texts with one, two and four threads, from bytes
- * and from streams that hand out a few bytes at a time into a small
- * buffer, whole and in pieces, with records skipped, and compare what
+ * tests read the same texts with one, two and four threads, from bytes,
+ * from streams that hand out a few bytes at a time and from files (which
+ * the reader reads on while the threads parse), through a small buffer,
+ * whole and in pieces, with records skipped, and compare what
  * comes out byte for byte: the values, the names, and every error with
  * its code, message, line and value index.
  */
 
 #include <string.h>
+#include <unistd.h>
 
+#include <glib/gstdio.h>
 #include <serio.h>
 
 #include "test-stream-utils.h"
@@ -150,23 +153,54 @@ typedef enum
   READ_BUNDLE,     /* serio_bundle_new_from_reader() */
 } ReadMode;
 
+/* Where a reader reads the text from: its bytes, a stream that hands out
+ * 3,001 bytes at a time, or a file (seekable, so that the reader reads
+ * it on while the threads parse), both through a small buffer. */
+typedef enum
+{
+  SOURCE_BYTES,
+  SOURCE_STREAM,
+  SOURCE_FILE,
+} Source;
+
 static SerioReader *
 open_reader (GBytes *text,
-             gboolean stream,
-             guint    threads)
+             Source  source,
+             guint   threads)
 {
+  g_autoptr(GInputStream) in = NULL;
   SerioReader *reader;
 
-  if (!stream)
+  if (source == SOURCE_BYTES)
     {
       reader = serio_reader_new_for_bytes (text);
+      serio_reader_set_threads (reader, threads);
+      return reader;
+    }
+
+  if (source == SOURCE_STREAM)
+    {
+      in = test_chunked_input_stream_new (text, 3001);
     }
   else
     {
-      g_autoptr(GInputStream) in = test_chunked_input_stream_new (text, 3001);
+      g_autoptr(GError) error = NULL;
+      g_autofree char *path = NULL;
+      g_autoptr(GFile) file = NULL;
+      int fd = g_file_open_tmp ("serio-ahead-XXXXXX", &path, &error);
 
-      reader = g_object_new (SERIO_TYPE_READER, "stream", in, "buffer-size", 96 * 1024, NULL);
+      g_assert_no_error (error);
+      close (fd);
+      g_assert_true (g_file_set_contents (path, g_bytes_get_data (text, NULL),
+                                          g_bytes_get_size (text), &error));
+      g_assert_no_error (error);
+      file = g_file_new_for_path (path);
+      in = G_INPUT_STREAM (g_file_read (file, NULL, &error));
+      g_assert_no_error (error);
+      /* Open, it is read to its end all the same. */
+      g_assert_cmpint (g_unlink (path), ==, 0);
     }
+  reader = g_object_new (SERIO_TYPE_READER, "stream", in, "buffer-size", 96 * 1024, NULL);
   serio_reader_set_threads (reader, threads);
   return reader;
 }
@@ -222,11 +256,11 @@ describe_bundle (GString     *out,
  * bytes of its values, and the error that ends it, if any. */
 static char *
 transcript (GBytes   *text,
-            gboolean  stream,
+            Source    source,
             guint     threads,
             ReadMode  mode)
 {
-  g_autoptr(SerioReader) reader = open_reader (text, stream, threads);
+  g_autoptr(SerioReader) reader = open_reader (text, source, threads);
   GString *out = g_string_new (NULL);
   g_autoptr(GError) error = NULL;
   guint index = 0;
@@ -300,20 +334,20 @@ transcript (GBytes   *text,
 static char *
 check_same (GBytes *text)
 {
-  char *reference = transcript (text, FALSE, 1, READ_WHOLE);
+  char *reference = transcript (text, SOURCE_BYTES, 1, READ_WHOLE);
 
   for (ReadMode mode = READ_WHOLE; mode <= READ_BUNDLE; mode++)
     {
-      for (int stream = 0; stream <= 1; stream++)
+      for (Source source = SOURCE_BYTES; source <= SOURCE_FILE; source++)
         {
-          g_autofree char *one = transcript (text, stream, 1, mode);
+          g_autofree char *one = transcript (text, source, 1, mode);
 
           for (guint threads = 2; threads <= 4; threads += 2)
             {
-              g_autofree char *many = transcript (text, stream, threads, mode);
+              g_autofree char *many = transcript (text, source, threads, mode);
 
               if (g_strcmp0 (one, many) != 0)
-                g_test_message ("mode %d, stream %d, %u threads", mode, stream, threads);
+                g_test_message ("mode %d, source %d, %u threads", mode, source, threads);
               g_assert_cmpstr (one, ==, many);
             }
           if (mode == READ_WHOLE)
@@ -328,7 +362,7 @@ static void
 test_same_values (void)
 {
   g_test_summary ("Many short records of every type read the same with 1, 2 and 4 threads, "
-                  "from bytes and from a stream, whole, in pieces, skipped and into a bundle, "
+                  "from bytes, a stream and a file, whole, in pieces, skipped and into a bundle, "
                   "and give back the bits that were written.");
 
   for (guint round = 0; round < 4; round++)
