@@ -148,8 +148,11 @@
 
 /* With several threads, the short records whose whole lines follow one
  * that is read whole in the window are parsed with it, on the threads,
- * up to this many bytes of values (and this many records) at a time. */
-#define AHEAD_BYTES         (512 * 1024)
+ * up to this many bytes of values (and this many records) at a time:
+ * half a file's window, since each round ends with one thread on its last
+ * group of lines while the other waits (10,000 float32 records of 750
+ * values loaded in about 10% less time than with 512 KiB rounds). */
+#define AHEAD_BYTES         (1024 * 1024)
 #define AHEAD_MAX_LINES     4096
 
 /* read_bytes() starts with room for this many values. */
