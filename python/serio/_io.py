@@ -72,10 +72,17 @@ def as_file(path) -> Tuple[Gio.File, Optional[str]]:
                     % type(path).__name__)
 
 
+_STORAGE_DTYPES: dict = {}
+
+
 def storage_dtype(numpy, dtype: str):
     """The NumPy dtype that holds the elements of a record type: its own,
-    uint16 bit patterns for bfloat16."""
-    return numpy.dtype(_NUMPY_OF_DTYPE[dtype])
+    uint16 bit patterns for bfloat16 (made once: a lookup costs far less
+    than numpy.dtype() in the loops over many small arrays)."""
+    found = _STORAGE_DTYPES.get(dtype)
+    if found is None:
+        found = _STORAGE_DTYPES[dtype] = numpy.dtype(_NUMPY_OF_DTYPE[dtype])
+    return found
 
 
 # ------------------------------------------------------------- writing

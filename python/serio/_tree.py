@@ -48,6 +48,9 @@ MAX_DEPTH = 64
 # The characters of a str key that are escaped in a record name.
 _ESCAPED = '%@[]|\r\n\0'
 _ESCAPED_SET = frozenset(_ESCAPED)
+# The library's bound of a shape, once: an attribute of the typelib costs
+# more to look up than a leaf's other checks.
+_MAX_DIMS = Serio.SHAPE_MAX_DIMS
 
 # The numbers of the element types, as NumPy names them (bfloat16 has no
 # NumPy type of its own).
@@ -185,8 +188,8 @@ def array_leaf(numpy, keys, array, kind, name=None):
     if name is None:
         raise _refuse(keys, 'a %s array cannot be stored exactly: the element types '
                       'are %s' % (dtype, ', '.join(DTYPES)))
-    if array.ndim > Serio.SHAPE_MAX_DIMS:
-        raise _refuse(keys, '%d dimensions, more than %d' % (array.ndim, Serio.SHAPE_MAX_DIMS))
+    if array.ndim > _MAX_DIMS:
+        raise _refuse(keys, '%d dimensions, more than %d' % (array.ndim, _MAX_DIMS))
     if name in ('int64', 'uint64'):
         check_int64_exact(numpy, keys, array, dtype.kind == 'u')
     return Leaf(keys, record, kind, array, name, array.shape)
@@ -201,8 +204,8 @@ def _tensor_leaf(torch, numpy, keys, name, tensor):
         raise _refuse(keys, 'a %s tensor cannot be stored: only dense (strided) '
                       'tensors are arrays' % (tensor.layout,))
     tensor = tensor.detach()
-    if tensor.dim() > Serio.SHAPE_MAX_DIMS:
-        raise _refuse(keys, '%d dimensions, more than %d' % (tensor.dim(), Serio.SHAPE_MAX_DIMS))
+    if tensor.dim() > _MAX_DIMS:
+        raise _refuse(keys, '%d dimensions, more than %d' % (tensor.dim(), _MAX_DIMS))
     if dtype == 'int64' and tensor.numel() > 0:
         # A min and a max, without a copy of the tensor.
         check_int64_exact(numpy, keys, numpy.array([int(tensor.min()), int(tensor.max())],
