@@ -6,7 +6,8 @@
 """Checkpoint speed from Python: serio.save/serio.load against the C
 library (Serio.Bundle new_from_file/save_to_file) on the same file,
 torch.save/torch.load and np.savez/np.load on the same data, and a model
-of many small tensors against one array of the same total size.
+of many small tensors against one array of the same total size (saved in
+batches, as serio.save does, and a record at a time).
 
 Each figure is the best of --reps runs, each in a fresh process (so that
 no run finds the previous one's pages or imports warm), files on tmpfs
@@ -59,6 +60,12 @@ def one(op, path, values, arrays):
     start = time.perf_counter()
     if op == 'serio-save':
         serio.save(path, state)
+    elif op == 'serio-single-save':
+        # As serio.save did before it wrote short records in batches.
+        from unittest import mock
+        with mock.patch.object(serio._io._native, 'write_records', None):
+            start = time.perf_counter()
+            serio.save(path, state)
     elif op == 'serio-load':
         loaded = serio.load(path)
         assert sum(v.size for v in loaded.values()) == values // arrays * arrays
@@ -177,10 +184,14 @@ def main():
                    fresh('serio-load', small, per * args.small, args.small, args.reps))
         t_big = (fresh('serio-save', big, per * args.small, 1, args.reps),
                  fresh('serio-load', big, per * args.small, 1, args.reps))
+        t_single = fresh('serio-single-save', small, per * args.small, args.small, args.reps)
         print('%d arrays of %d float32 values against 1 of %d: save %.3f s / %.3f s '
               '= %.2f×, load %.3f s / %.3f s = %.2f×' % (
                   args.small, per, per * args.small, t_small[0], t_big[0],
                   t_small[0] / t_big[0], t_small[1], t_big[1], t_small[1] / t_big[1]))
+        print('the same %d arrays saved a record at a time (no batches): %.3f s = %.2f× '
+              'one array, %.2f× in batches' % (args.small, t_single, t_single / t_big[0],
+                                               t_single / t_small[0]))
     finally:
         shutil.rmtree(work)
 
