@@ -883,10 +883,10 @@ test_write_records (gconstpointer data)
   free_records (records, n);
 }
 
-/* Writes @record's elements, which serio_writer_write_records() refuses
- * with @domain, @code and a message that contains @needle, as the third
- * of a batch of five: nothing of the batch is written, and the writer
- * goes on. */
+/* Writes the five @records in one batch, after the first on its own,
+ * where serio_writer_write_records() must refuse the third with @domain,
+ * @code and a message that contains @needle: nothing of the batch is
+ * written, and the writer goes on with the fifth. */
 static void
 check_batch_refused (BatchRecord *records,
                      GQuark       domain,
