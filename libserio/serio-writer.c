@@ -752,6 +752,14 @@ flush (SerioWriter   *self,
   return TRUE;
 }
 
+/* A byte of a name as the text stores it: every `|`, carriage return and
+ * line feed is written as `_`. */
+static inline char
+stored_name_byte (char c)
+{
+  return c == '|' || c == '\r' || c == '\n' ? '_' : c;
+}
+
 /* Appends bytes, flushing as the buffer fills. */
 static gboolean
 put (SerioWriter   *self,
@@ -777,10 +785,7 @@ put (SerioWriter   *self,
       if (sanitize)
         {
           for (gsize i = 0; i < n; i++)
-            {
-              if (out[i] == '|' || out[i] == '\r' || out[i] == '\n')
-                out[i] = '_';
-            }
+            out[i] = stored_name_byte (out[i]);
         }
 
       self->used += n;
@@ -899,7 +904,7 @@ begin_array (SerioWriter   *self,
       else
         {
           for (gsize i = 0; i < name_len; i++)
-            header[3 + i] = name[i] == '|' || name[i] == '\r' || name[i] == '\n' ? '_' : name[i];
+            header[3 + i] = stored_name_byte (name[i]);
         }
       memcpy (header + 3 + name_len, count + sizeof count - count_len, count_len);
       if (!put (self, header, 3 + name_len + count_len, FALSE, cancellable, error))
@@ -1642,13 +1647,9 @@ serio_writer_write_typed (SerioWriter    *self,
   if (!serio_writer_begin_array (self, name, n_values, cancellable, error))
     return FALSE;
 
-  /* An array of no values is complete once begun. */
-  if (n_values == 0)
-    return TRUE;
-  if (dtype == SERIO_DTYPE_FLOAT64)
-    return serio_writer_add_bytes (self, data, cancellable, error);
-
-  return put_elements (self, bytes, self->dtype, (gsize) n_values, cancellable, error);
+  /* Every check is done: the elements go in as they are (an array of no
+   * values is complete once begun, and takes none). */
+  return put_elements (self, bytes, dtype, (gsize) n_values, cancellable, error);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1724,14 +1725,8 @@ check_records (SerioWriter            *self,
         return FALSE;
 
       /* Stored as begin_array() writes a name given to it. */
-      g_string_append_len (self->batch_names, name, name_len);
-      for (gsize k = name_at; k < self->batch_names->len; k++)
-        {
-          char c = self->batch_names->str[k];
-
-          if (c == '|' || c == '\r' || c == '\n')
-            self->batch_names->str[k] = '_';
-        }
+      for (gsize k = 0; k < name_len; k++)
+        g_string_append_c (self->batch_names, stored_name_byte (name[k]));
       lines[i] = (SerioFormatLine) {
         GSIZE_TO_POINTER (name_at), name_len, data[i], record->dtype, (gsize) n_values
       };

@@ -217,35 +217,30 @@ class RecordWriter:
         if not batch:
             return
         numpy = self.numpy
+        # The names one after the other, each ended by a NUL, and the
+        # dimensions in one block, as serio_reader_read_records() gives
+        # them. (The names are text: flattening refused lone surrogates.)
+        names = [base.encode('utf-8') for base, _, _, _, _ in batch]
+        blob = numpy.frombuffer(b'\0'.join(names) + b'\0', dtype=numpy.uint8)
+        ranks = numpy.array([len(shape) for _, _, shape, _, _ in batch], dtype=numpy.uint64)
+        dims = numpy.array([int(d) for _, _, shape, _, _ in batch for d in shape] or [0],
+                           dtype=numpy.uint64)
+        info = numpy.zeros(len(batch), dtype=numpy.dtype(_RecordInfo))
+        lengths = numpy.array([len(name) + 1 for name in names], dtype=numpy.uint64)
+        info['name'] = blob.__array_interface__['data'][0] + numpy.cumsum(lengths) - lengths
+        info['dims'] = dims.__array_interface__['data'][0] + 8 * (numpy.cumsum(ranks) - ranks)
+        info['n_dims'] = ranks
+        info['n_values'] = [array.size for _, _, _, array, _ in batch]
+        info['dtype'] = [int(_DTYPE_ENUMS[dtype]) for _, dtype, _, _, _ in batch]
+        data = numpy.array([array.__array_interface__['data'][0]
+                            for _, _, _, array, _ in batch], dtype=numpy.uintp)
         try:
-            names = [base.encode('utf-8') for base, _, _, _, _ in batch]
-        except UnicodeEncodeError:
-            names = None
-        if names is not None:
-            # The names one after the other, each ended by a NUL, and the
-            # dimensions in one block, as serio_reader_read_records() gives them.
-            blob = numpy.frombuffer(b'\0'.join(names) + b'\0', dtype=numpy.uint8)
-            ranks = [len(shape) for _, _, shape, _, _ in batch]
-            dims = numpy.array([int(d) for _, _, shape, _, _ in batch for d in shape] or [0],
-                               dtype=numpy.uint64)
-            info = numpy.zeros(len(batch), dtype=numpy.dtype(_RecordInfo))
-            lengths = numpy.array([len(name) + 1 for name in names], dtype=numpy.uint64)
-            info['name'] = blob.__array_interface__['data'][0] + numpy.cumsum(lengths) - lengths
-            starts = numpy.cumsum(numpy.array(ranks, dtype=numpy.uint64)) - numpy.array(
-                ranks, dtype=numpy.uint64)
-            info['dims'] = dims.__array_interface__['data'][0] + 8 * starts
-            info['n_dims'] = ranks
-            info['n_values'] = [array.size for _, _, _, array, _ in batch]
-            info['dtype'] = [int(_DTYPE_ENUMS[dtype]) for _, dtype, _, _, _ in batch]
-            data = numpy.array([array.__array_interface__['data'][0]
-                                for _, _, _, array, _ in batch], dtype=numpy.uintp)
-            try:
-                _native.records_from(self.writer, info, data, len(batch))
-            except GLib.Error:
-                pass
-            else:
-                self._report(sum(array.nbytes for _, _, _, array, _ in batch))
-                return
+            _native.records_from(self.writer, info, data, len(batch))
+        except GLib.Error:
+            pass
+        else:
+            self._report(sum(array.nbytes for _, _, _, array, _ in batch))
+            return
         for base, dtype, shape, array, key in batch:
             self.write(base, dtype, shape, array, key)
 
