@@ -62,6 +62,15 @@ gboolean    _serio_dtype_find_misfit   (SerioDtype     dtype,
 char       *_serio_dtype_misfit_reason (SerioDtype     dtype,
                                         double         value);
 
+/* _serio_dtype_find_misfit() and _serio_dtype_from_doubles() in one pass:
+ * stores at @out the elements of @dtype of the (canonical) doubles at
+ * @values before the first that @dtype cannot hold, and returns their
+ * number (@n_values when it holds them all). */
+gsize       _serio_dtype_store_doubles (SerioDtype     dtype,
+                                        const double  *values,
+                                        gsize          n_values,
+                                        gpointer       out);
+
 /* Converts @n_values doubles that @dtype holds into its elements at @out. */
 void        _serio_dtype_from_doubles  (SerioDtype     dtype,
                                         const double  *values,

@@ -168,27 +168,64 @@ lacking_mask (const BinaryFormat *f)
   return (G_GUINT64_CONSTANT (1) << (FRAC_BITS - f->mant)) - 1;
 }
 
+/* Two doubles' bits at a time, as GCC's and Clang's generic vectors: on
+ * x86-64 these are SSE2 operations, elsewhere the target's own or pairs
+ * of scalar ones. The checks below use only shifts, masks, additions and
+ * subtractions, which every target has for 64-bit lanes (unlike compares). */
+typedef guint64 Bits2 __attribute__ ((vector_size (16)));
+
+/* 1 in a lane whose biased exponent lies outside [@min, @min + @span], 0
+ * in the others: t = biased - min and span - t are both below 2^63 only
+ * inside. */
+static inline Bits2
+outside_range2 (Bits2   b,
+                guint64 min,
+                guint64 span)
+{
+  Bits2 t = ((b >> FRAC_BITS) & 0x7FF) - min;
+
+  return (t | (span - t)) >> 63;
+}
+
+/* 1 in a lane that is not a zero of either sign, 0 in the others: x | -x
+ * has its top bit set for every x but 0. */
+static inline Bits2
+nonzero2 (Bits2 b)
+{
+  Bits2 x = b << 1;
+
+  return (x | -x) >> 63;
+}
+
 /* Whether each of the @n_values doubles at @values is a zero or a normal
  * number of @f: then @f holds them all. %FALSE says nothing about any
- * one value (a subnormal of @f, an infinity or a NaN is held too). */
+ * one value (a subnormal of @f, an infinity or a NaN is held too). No
+ * branch but the loop's. */
 static inline gboolean
 all_zero_or_normal (const double       *values,
                     gsize               n_values,
                     const BinaryFormat *f)
 {
-  guint64 lacking = 0, outside = 0;
+  const guint64 lacking = lacking_mask (f), min = normal_min_biased (f), span = normal_span (f);
+  Bits2 bad = { 0, 0 };
+  gsize i = 0;
 
-  for (gsize i = 0; i < n_values; i++)
+  for (; i + 2 <= n_values; i += 2)
     {
-      guint64 bits = _serio_bits_of (values[i]);
-      guint64 biased = (bits >> FRAC_BITS) & 0x7FF;
+      Bits2 b;
 
-      lacking |= bits & lacking_mask (f);
-      outside |= (guint64) (biased - normal_min_biased (f) > normal_span (f)) &
-                 (guint64) ((bits << 1) != 0);
+      memcpy (&b, values + i, sizeof b);
+      bad |= (b & lacking) | (outside_range2 (b, min, span) & nonzero2 (b));
+    }
+  if (i < n_values)
+    {
+      /* the other lane a zero, which adds nothing */
+      Bits2 b = { _serio_bits_of (values[i]), 0 };
+
+      bad |= (b & lacking) | (outside_range2 (b, min, span) & nonzero2 (b));
     }
 
-  return (lacking | outside) == 0;
+  return (bad[0] | bad[1]) == 0;
 }
 
 /* binary_from_bits() of a double of @f, with a shortcut for the normal
@@ -205,6 +242,95 @@ binary_from_bits_fast (guint64             bits,
            (guint32) ((bits & FRAC_MASK) >> (FRAC_BITS - f->mant));
 
   return binary_from_bits (bits, f);
+}
+
+/* Stores @element at @out as an element of @size bytes (4 or 2). */
+static inline void
+put_element (guint8  *out,
+             guint32  element,
+             gsize    size)
+{
+  guint16 half = (guint16) element;
+
+  if (size == 4)
+    memcpy (out, &element, 4);
+  else
+    memcpy (out, &half, 2);
+}
+
+/* Stores the elements of @f of the 8 doubles at @values at @out, as
+ * elements of @size bytes (4 or 2), when all are zeros or normal numbers
+ * of @f, as weights almost always are, with binary_from_bits_fast()'s
+ * formula (a zero keeps only its sign); otherwise stores nothing and
+ * returns %FALSE. No branch but the last. */
+G_ALWAYS_INLINE static inline gboolean
+narrow8 (const double       *values,
+         const BinaryFormat *f,
+         gpointer            out,
+         gsize               size)
+{
+  const guint64 lacking = lacking_mask (f), min = normal_min_biased (f), span = normal_span (f);
+  Bits2 b[4], r[4], bad = { 0, 0 };
+  guint8 o[8 * 4];
+
+  memcpy (b, values, sizeof b);
+  _Pragma ("GCC unroll 4")
+  for (int k = 0; k < 4; k++)
+    {
+      Bits2 nonzero = nonzero2 (b[k]);
+
+      bad |= (b[k] & lacking) | (outside_range2 (b[k], min, span) & nonzero);
+      r[k] = ((((b[k] >> FRAC_BITS) & 0x7FF) - (guint64) (1023 - f->bias)) << f->mant |
+              (b[k] & FRAC_MASK) >> (FRAC_BITS - f->mant)) & -nonzero;
+      r[k] |= (b[k] >> 63) << (f->mant + f->ebits);
+    }
+  if (G_UNLIKELY ((bad[0] | bad[1]) != 0))
+    return FALSE;
+
+  _Pragma ("GCC unroll 4")
+  for (int k = 0; k < 4; k++)
+    {
+      put_element (o + 2 * k * size, (guint32) r[k][0], size);
+      put_element (o + (2 * k + 1) * size, (guint32) r[k][1], size);
+    }
+  memcpy (out, o, 8 * size);
+  return TRUE;
+}
+
+/* _serio_dtype_store_doubles() for a float type of @size bytes: eight
+ * values at a time through narrow8(), a value at a time in the eight
+ * where narrow8() declines. */
+G_ALWAYS_INLINE static inline gsize
+store_binary (const double       *values,
+              gsize               n_values,
+              const BinaryFormat *f,
+              gpointer            out,
+              gsize               size)
+{
+  guint8 *o = out;
+  gsize i = 0;
+
+  while (i < n_values)
+    {
+      gsize end;
+
+      if (n_values - i >= 8 && narrow8 (values + i, f, o + i * size, size))
+        {
+          i += 8;
+          continue;
+        }
+      end = i + MIN (n_values - i, 8);
+      for (; i < end; i++)
+        {
+          guint64 bits = _serio_bits_of (values[i]);
+
+          if (!fits_binary (bits, f))
+            return i;
+          put_element (o + i * size, binary_from_bits_fast (bits, f), size);
+        }
+    }
+
+  return n_values;
 }
 
 /* The double of the element @b of @f; a NaN gives the default quiet NaN. */
@@ -511,6 +637,30 @@ _serio_dtype_misfit_reason (SerioDtype dtype,
   /* TRANSLATORS: a type name such as int8, then its range such as
    * “-128 … 127” */
   return g_strdup_printf (_("the value is outside the range of type %s (%s)"), name, dtypes[dtype].range);
+}
+
+gsize
+_serio_dtype_store_doubles (SerioDtype    dtype,
+                            const double *values,
+                            gsize         n_values,
+                            gpointer      out)
+{
+  gsize bad;
+
+  switch (dtype)
+    {
+    case SERIO_DTYPE_FLOAT32:
+      return store_binary (values, n_values, &float32_format, out, 4);
+    case SERIO_DTYPE_FLOAT16:
+      return store_binary (values, n_values, &float16_format, out, 2);
+    case SERIO_DTYPE_BFLOAT16:
+      return store_binary (values, n_values, &bfloat16_format, out, 2);
+    default:
+      if (_serio_dtype_find_misfit (dtype, values, n_values, &bad))
+        n_values = bad;
+      _serio_dtype_from_doubles (dtype, values, n_values, out);
+      return n_values;
+    }
 }
 
 void

@@ -1478,11 +1478,16 @@ parse_values (SerioReader   *self,
 
       /* The values come before the problem that stopped the parse, if
        * any; the token stays in the window: the check does not move
-       * it. */
-      if (!check_typed (self, doubles, n, self->n_tokens, cancellable, error))
-        return FALSE;
+       * it. Elements are checked as they are stored, in one pass. */
       if (converted)
-        _serio_dtype_from_doubles (out_dtype, doubles, n, (char *) out + got * size);
+        {
+          gsize stored = _serio_dtype_store_doubles (out_dtype, doubles, n, (char *) out + got * size);
+
+          if (G_UNLIKELY (stored < n))
+            return fail_misfit (self, doubles[stored], self->n_tokens + stored + 1, cancellable, error);
+        }
+      else if (!check_typed (self, doubles, n, self->n_tokens, cancellable, error))
+        return FALSE;
       self->n_tokens += n;
       got += n;
 

@@ -630,17 +630,13 @@ parse_item (SerioWorkers *workers,
   ParseSlot *slot = &workers->parsed[index % workers->n_slots];
   ParseWindow *window = &workers->windows[index];
   const char *s = window->start;
-  gsize first, n_store;
+  gsize first;
   gboolean ended;
 
   slot->n = _serio_codec_parse_tokens (&s, window->end, workers->buf_end, slot->out,
                                        PARSE_ROOM, &ended, &slot->problem);
   slot->stop = s;
   slot->misfit = NO_MISFIT;
-  n_store = slot->n;
-  if (workers->dtype != SERIO_DTYPE_FLOAT64 &&
-      _serio_dtype_find_misfit (workers->dtype, slot->out, slot->n, &slot->misfit))
-    n_store = slot->misfit;
 
   g_mutex_lock (&workers->lock);
   while (index > 0 && !workers->windows[index - 1].counted && !workers->stop)
@@ -659,12 +655,27 @@ parse_item (SerioWorkers *workers,
   g_cond_broadcast (&workers->done);
   g_mutex_unlock (&workers->lock);
 
-  /* Values past those wanted are not stored: the caller has no room. */
+  /* Values past those wanted are neither checked nor stored: the caller
+   * has no room, and take_values() looks for a misfit only among those
+   * wanted. A window is taken only once the item that parses it is
+   * done. */
   if (first < workers->max_values)
     {
-      n_store = MIN (n_store, workers->max_values - first);
-      _serio_dtype_from_doubles (workers->out_dtype, slot->out, n_store,
-                                 workers->out + first * serio_dtype_get_size (workers->out_dtype));
+      gpointer out = workers->out + first * serio_dtype_get_size (workers->out_dtype);
+      gsize n_store = MIN (slot->n, workers->max_values - first), stored;
+
+      if (workers->out_dtype == workers->dtype)
+        stored = _serio_dtype_store_doubles (workers->dtype, slot->out, n_store, out);
+      else
+        {
+          /* doubles of a typed record */
+          stored = n_store;
+          if (workers->dtype != SERIO_DTYPE_FLOAT64)
+            _serio_dtype_find_misfit (workers->dtype, slot->out, n_store, &stored);
+          _serio_dtype_from_doubles (SERIO_DTYPE_FLOAT64, slot->out, stored, out);
+        }
+      if (stored < n_store)
+        slot->misfit = stored;
     }
 }
 
@@ -836,11 +847,13 @@ parse_lines_item (SerioWorkers *workers,
 
       n = _serio_codec_parse_tokens (&s, line->end, workers->buf_end, line->out, line->count,
                                      &ended, &problem);
-      line->ok = problem.reason == NULL && ended && n == line->count &&
-                 (line->dtype == SERIO_DTYPE_FLOAT64 ||
-                  !_serio_dtype_find_misfit (line->dtype, line->out, n, &misfit));
+      line->ok = problem.reason == NULL && ended && n == line->count;
+      /* The typed elements, in scratch of the caller's, with the check
+       * that the type holds every value */
       if (line->ok && line->typed != NULL)
-        _serio_dtype_from_doubles (line->dtype, line->out, n, line->typed);
+        line->ok = _serio_dtype_store_doubles (line->dtype, line->out, n, line->typed) == n;
+      else if (line->ok && line->dtype != SERIO_DTYPE_FLOAT64)
+        line->ok = !_serio_dtype_find_misfit (line->dtype, line->out, n, &misfit);
     }
 }
 

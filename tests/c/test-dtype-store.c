@@ -1,0 +1,174 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-dtype-store.c: the one-pass check and conversion of parsed doubles
+ * into typed elements against the two passes it replaces
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * _serio_dtype_store_doubles() takes eight values at a time where all are
+ * zeros or normal numbers of the type and a value at a time elsewhere;
+ * here it meets _serio_dtype_find_misfit() and _serio_dtype_from_doubles()
+ * on runs of every length up to a few blocks, with the values that leave
+ * the fast path (subnormals of the type, infinities, NaN, zeros of either
+ * sign) and the values the type does not hold at every place.
+ */
+
+#include "config.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "serio-dtype-private.h"
+#include "test-utils.h"
+
+#define MAX_RUN 40
+#define FILL    0xA5
+
+/* A random double that @dtype holds: a random element converted, mostly
+ * normal numbers of the type, as weights are. */
+static double
+held_value (SerioDtype dtype)
+{
+  guint64 r = test_rand_u64 ();
+  double value;
+  gsize bad;
+
+  if (dtype == SERIO_DTYPE_FLOAT32)
+    {
+      guint32 e = (guint32) r;
+
+      g_assert_true (_serio_dtype_to_doubles (dtype, &e, 1, &value, &bad));
+    }
+  else if (dtype == SERIO_DTYPE_FLOAT16 || dtype == SERIO_DTYPE_BFLOAT16)
+    {
+      guint16 e = (guint16) r;
+
+      g_assert_true (_serio_dtype_to_doubles (dtype, &e, 1, &value, &bad));
+    }
+  else
+    {
+      gint8 e = (gint8) r;
+
+      g_assert_true (_serio_dtype_to_doubles (dtype, &e, 1, &value, &bad));
+    }
+
+  return value;
+}
+
+/* A value off the fast path that @dtype holds, or one it does not. */
+static double
+special_value (SerioDtype dtype,
+               gboolean   held)
+{
+  double subnormal = dtype == SERIO_DTYPE_FLOAT32 ? 0x1p-149 :
+                     dtype == SERIO_DTYPE_FLOAT16 ? 0x1p-24 : 0x1p-133;
+  double largest = dtype == SERIO_DTYPE_FLOAT32 ? 0x1.fffffep127 :
+                   dtype == SERIO_DTYPE_FLOAT16 ? 65504 : 0x1.fep127;
+  const double holds[] = { 0.0, -0.0, INFINITY, -INFINITY, NAN, subnormal, -3 * subnormal,
+                           largest, -largest };
+  /* the first fraction bit past the type's, alone */
+  double half_ulp = dtype == SERIO_DTYPE_FLOAT32 ? 0x1p-24 :
+                    dtype == SERIO_DTYPE_FLOAT16 ? 0x1p-11 : 0x1p-8;
+  const double lacks[] = { 0.1, -0.1, 2 * largest, subnormal / 2, 0x1p-1074, -1e300, 1e-300,
+                           1 + half_ulp, -(1 + half_ulp), 1 + 0x1p-52, 0x1p-1022 };
+  guint64 r = test_rand_u64 ();
+
+  if (dtype == SERIO_DTYPE_INT8)
+    return held ? (double) (gint8) r : 128 + (double) (r % 1000);
+
+  return held ? holds[r % G_N_ELEMENTS (holds)] : lacks[r % G_N_ELEMENTS (lacks)];
+}
+
+static void
+test_store_doubles_against_two_passes (gconstpointer data)
+{
+  SerioDtype dtype = GPOINTER_TO_INT (data);
+  guint rounds = MAX (test_iterations (20000), 2000);
+
+  g_test_summary ("Checking and storing typed elements in one pass gives the elements and "
+                  "the first misfit that the check and the conversion give apart, for runs "
+                  "of every length, and leaves the output past the misfit alone.");
+
+  for (guint round = 0; round < rounds; round++)
+    {
+      gsize n = round % (MAX_RUN + 1);
+      double values[MAX_RUN];
+      guint8 got[MAX_RUN * 8], want[MAX_RUN * 8];
+      gsize expected = n, stored;
+      guint64 r = test_rand_u64 ();
+
+      for (gsize i = 0; i < n; i++)
+        values[i] = held_value (dtype);
+      /* off the fast path: none, one or a few values the type holds */
+      for (guint k = 0; k < r % 4 && n > 0; k++)
+        values[test_rand_u64 () % n] = special_value (dtype, TRUE);
+      /* and a misfit in half the runs, anywhere */
+      if ((r >> 8) & 1 && n > 0)
+        values[test_rand_u64 () % n] = special_value (dtype, FALSE);
+      for (gsize i = 0; i < n; i++)
+        {
+          if (isnan (values[i]))
+            values[i] = test_double_of (test_canonical_bits (test_bits_of (values[i])));
+        }
+
+      if (_serio_dtype_find_misfit (dtype, values, n, &expected))
+        g_assert_false (serio_dtype_holds (dtype, values[expected]));
+      memset (want, FILL, sizeof want);
+      _serio_dtype_from_doubles (dtype, values, expected, want);
+
+      memset (got, FILL, sizeof got);
+      stored = _serio_dtype_store_doubles (dtype, values, n, got);
+
+      g_assert_cmpuint (stored, ==, expected);
+      g_assert_cmpmem (got, sizeof got, want, sizeof want);
+      for (gsize i = 0; i < expected; i++)
+        g_assert_true (serio_dtype_holds (dtype, values[i]));
+    }
+}
+
+/* The fast path's own formula, apart from the scalar one: every float16
+ * and bfloat16 element that is a zero or a normal number, eight at a
+ * time, converts to a double and is stored back as itself. */
+static void
+test_store_doubles_every_half (gconstpointer data)
+{
+  SerioDtype dtype = GPOINTER_TO_INT (data);
+  g_autofree guint16 *elements = g_new (guint16, 65536);
+  g_autofree guint16 *back = g_new (guint16, 65536);
+  g_autofree double *values = g_new (double, 65536);
+  guint exp_shift = dtype == SERIO_DTYPE_FLOAT16 ? 10 : 7;
+  guint exp_mask = dtype == SERIO_DTYPE_FLOAT16 ? 0x1F : 0xFF;
+  gsize n = 0, bad;
+
+  for (guint i = 0; i < 65536; i++)
+    {
+      guint e = (i >> exp_shift) & exp_mask;
+
+      if ((e != 0 && e != exp_mask) || (i & 0x7FFF) == 0)
+        elements[n++] = (guint16) i;
+    }
+  g_assert_true (_serio_dtype_to_doubles (dtype, elements, n, values, &bad));
+  g_assert_cmpuint (_serio_dtype_store_doubles (dtype, values, n, back), ==, n);
+  g_assert_cmpmem (back, n * 2, elements, n * 2);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+
+  g_test_add_data_func ("/dtype-store/float32", GINT_TO_POINTER (SERIO_DTYPE_FLOAT32),
+                        test_store_doubles_against_two_passes);
+  g_test_add_data_func ("/dtype-store/float16", GINT_TO_POINTER (SERIO_DTYPE_FLOAT16),
+                        test_store_doubles_against_two_passes);
+  g_test_add_data_func ("/dtype-store/bfloat16", GINT_TO_POINTER (SERIO_DTYPE_BFLOAT16),
+                        test_store_doubles_against_two_passes);
+  g_test_add_data_func ("/dtype-store/int8", GINT_TO_POINTER (SERIO_DTYPE_INT8),
+                        test_store_doubles_against_two_passes);
+  g_test_add_data_func ("/dtype-store/every-float16", GINT_TO_POINTER (SERIO_DTYPE_FLOAT16),
+                        test_store_doubles_every_half);
+  g_test_add_data_func ("/dtype-store/every-bfloat16", GINT_TO_POINTER (SERIO_DTYPE_BFLOAT16),
+                        test_store_doubles_every_half);
+
+  return g_test_run ();
+}
