@@ -442,15 +442,31 @@ class _Parser:
     def child(joined: Optional[str], key: Key) -> str:
         return escape(key) if joined is None else joined + '.' + escape(key)
 
+    def name(self, keys, joined: str) -> str:
+        """The record name of the node at keys (not the root), whose
+        joined name is joined: refused if another key path gives it."""
+        name = '%73' + joined[1:] if is_metadata(joined) else joined
+        if name in self.template.nodes:
+            raise self.fail(keys, 'two key paths give the record name %r' % name)
+        return name
+
+    def leaf(self, keys, name: str, body) -> 'Slot':
+        """The Slot of {"leaf": body} at keys (not the root), named name."""
+        if body not in KINDS:
+            raise self.fail(keys, 'unknown leaf kind %r' % (body,))
+        template = self.template
+        made = Slot(keys, name, body, len(template.slots))
+        template.slots.append(made)
+        template.nodes[name] = made
+        return made
+
     def node(self, value, keys, depth, joined=None):
         """The template node of value at the key path keys; joined is the
         record name of keys before a reserved one is escaped (name_of()
         without its last step; None at the root), which each child
         extends."""
         if keys:
-            name = '%73' + joined[1:] if is_metadata(joined) else joined
-            if name in self.template.nodes:
-                raise self.fail(keys, 'two key paths give the record name %r' % name)
+            name = self.name(keys, joined)
         if value is None or isinstance(value, str):
             if not keys:
                 raise self.fail(keys, 'the root is not a container')
@@ -464,10 +480,7 @@ class _Parser:
             if kind == 'leaf':
                 if not keys:
                     raise self.fail(keys, 'the root is not a container')
-                if body not in KINDS:
-                    raise self.fail(keys, 'unknown leaf kind %r' % (body,))
-                made = Slot(keys, name, body, len(self.template.slots))
-                self.template.slots.append(made)
+                return self.leaf(keys, name, body)
             elif kind in ('dict', 'odict', 'list', 'tuple'):
                 if depth >= MAX_DEPTH:
                     raise self.fail(keys, 'containers nested deeper than %d levels' % MAX_DEPTH)
@@ -477,20 +490,7 @@ class _Parser:
                 if keys:
                     self.template.nodes[name] = made
                 if kind in ('dict', 'odict'):
-                    seen = set()
-                    for pair in body:
-                        if not isinstance(pair, list) or len(pair) != 2:
-                            raise self.fail(keys, 'a dict item is not a [key, node] pair')
-                        key = pair[0]
-                        if type(key) is not str and type(key) is not int:
-                            raise self.fail(keys, 'a key is neither a str nor an int')
-                        if type(key) is str:
-                            self.text(keys, key, 'a key')
-                        if key in seen:
-                            raise self.fail(keys, 'the key %r is repeated' % (key,))
-                        seen.add(key)
-                        made.items.append((key, self.node(pair[1], keys + (key,), depth + 1,
-                                                          self.child(joined, key))))
+                    made.items = self.pairs(body, keys, depth, joined)
                 else:
                     made.items = [self.node(item, keys + (index,), depth + 1,
                                             self.child(joined, index))
@@ -501,6 +501,32 @@ class _Parser:
         if keys:
             self.template.nodes[name] = made
         return made
+
+    def pairs(self, body: list, keys, depth: int, joined: Optional[str]) -> list:
+        """The (key, node) items of the dict at keys whose JSON array is
+        body. A leaf item, as most are, is made here, as node() would
+        make it, without the call."""
+        items = []
+        seen = set()
+        for pair in body:
+            if not isinstance(pair, list) or len(pair) != 2:
+                raise self.fail(keys, 'a dict item is not a [key, node] pair')
+            key, value = pair
+            if type(key) is not str and type(key) is not int:
+                raise self.fail(keys, 'a key is neither a str nor an int')
+            if type(key) is str:
+                self.text(keys, key, 'a key')
+            if key in seen:
+                raise self.fail(keys, 'the key %r is repeated' % (key,))
+            seen.add(key)
+            child_keys = keys + (key,)
+            child = self.child(joined, key)
+            if type(value) is dict and len(value) == 1 and 'leaf' in value:
+                items.append((key, self.leaf(child_keys, self.name(child_keys, child),
+                                             value['leaf'])))
+            else:
+                items.append((key, self.node(value, child_keys, depth + 1, child)))
+        return items
 
 
 def parse(data: bytes, path: Optional[str] = None) -> Template:

@@ -358,6 +358,12 @@ class TestHostileTree(Base):
         self.assert_invalid([tree_record(tree({'dict': [['a.b', None],
                                                         ['a', {'dict': [['b', None]]}]]}))],
                             'the record name', key='a.b')
+        # the same for leaves, which the parser makes on a shorter path
+        self.assert_invalid([tree_record(tree({'dict': [['a', {'dict': [['b', {'leaf': 'int'}]]}],
+                                                        ['a.b', {'leaf': 'int'}]]}))],
+                            'the record name', key='a.b')
+        self.assert_invalid([tree_record(tree({'dict': [['a', {'leaf': 'int', 'x': 1}]]}))],
+                            'a node', key='a')
         deep = {'leaf': 'int'}
         for _ in range(100):
             deep = {'list': [deep]}
