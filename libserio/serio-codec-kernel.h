@@ -616,35 +616,50 @@ assemble (guint64 m,
 
 #ifdef SERIO_CODEC_SSE2
 #ifdef SERIO_CODEC_AVX2
-/* digit_mask32()'s constants: '0', 9 and ',' - '0' in every byte. */
+/* digit_mask32()'s and comma_mask32()'s constants: '0', 9 and ',' in
+ * every byte. */
 static const __m256i digit_mask_constants[3] = {
   { 0x3030303030303030, 0x3030303030303030, 0x3030303030303030, 0x3030303030303030 },
   { 0x0909090909090909, 0x0909090909090909, 0x0909090909090909, 0x0909090909090909 },
-  { (long long) 0xFCFCFCFCFCFCFCFC, (long long) 0xFCFCFCFCFCFCFCFC,
-    (long long) 0xFCFCFCFCFCFCFCFC, (long long) 0xFCFCFCFCFCFCFCFC },
+  { 0x2C2C2C2C2C2C2C2C, 0x2C2C2C2C2C2C2C2C, 0x2C2C2C2C2C2C2C2C, 0x2C2C2C2C2C2C2C2C },
 };
+
+/* digit_mask_constants, through a pointer opaque to the compiler, which
+ * would otherwise rebuild the constants for every token (see
+ * digits16_sse2()). */
+static inline const __m256i *
+mask_constants (void)
+{
+  const __m256i *k = digit_mask_constants;
+
+  __asm__ ("" : "+r" (k));
+  return k;
+}
+
+/* Bit i set when byte i of the 32 at @s is a comma. */
+static inline guint32
+comma_mask32 (const char *s)
+{
+  __m256i a = _mm256_loadu_si256 ((const __m256i *) (const void *) s);
+
+  return (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (a, _mm256_load_si256 (mask_constants () + 2)));
+}
 #endif
 
 /* Bit i set when byte i of the 32 at @s is an ASCII digit; the first 16
- * bytes minus '0' in @low16. The AVX2 form also sets bit i of @commas when
- * byte i is a comma (the others leave it alone). */
+ * bytes minus '0' in @low16. */
 static inline guint64
 digit_mask32 (const char *s,
-              __m128i    *low16,
-              guint32    *commas)
+              __m128i    *low16)
 {
 #ifdef SERIO_CODEC_AVX2
-  /* one load, one compare of all 32; the constants from memory, through a
-   * pointer opaque to the compiler, which would otherwise rebuild them
-   * for every token (see digits16_sse2()) */
-  const __m256i *k = digit_mask_constants;
-  __asm__ ("" : "+r" (k));
+  /* one load, one compare of all 32 */
+  const __m256i *k = mask_constants ();
   __m256i a = _mm256_sub_epi8 (_mm256_loadu_si256 ((const __m256i *) (const void *) s),
                                _mm256_load_si256 (k));
   guint32 mask = (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (_mm256_min_epu8 (a, _mm256_load_si256 (k + 1)), a));
 
   *low16 = _mm256_castsi256_si128 (a);
-  *commas = (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (a, _mm256_load_si256 (k + 2)));
   return mask;
 #else
   const __m128i nine = _mm_set1_epi8 (9);
@@ -707,11 +722,13 @@ parse_digits4 (const char *p,
 
 /* The common tokens, straight through: a significand of at most 16 digits,
  * plain or with an exponent of at most 4 digits, all checks passed, after
- * the sign at @s, which has 32 readable bytes. Returns the end of the token
- * and its bits, or %NULL for parse_token_general() to take the token again,
+ * the sign at @s, of the token that starts at @token (@s or the byte
+ * before), which has 33 readable bytes. Returns the end of the token and
+ * its bits, or %NULL for parse_token_general() to take the token again,
  * from its start, and give its value or the exact error. */
 G_ALWAYS_INLINE static inline const char *
-parse_token_fast (const char *s,
+parse_token_fast (const char *token,
+                  const char *s,
                   const char *line_end,
                   guint64     sign,
                   guint64    *bits,
@@ -723,20 +740,21 @@ parse_token_fast (const char *s,
   gboolean e_negative;
 #ifdef SERIO_CODEC_SSE2
   __m128i low16 = _mm_setzero_si128 ();
-  guint32 commas = 0;
-  guint64 digits = simd ? digit_mask32 (s, &low16, &commas) : 0;
+  guint64 digits = simd ? digit_mask32 (s, &low16) : 0;
 #endif
 #ifdef SERIO_CODEC_AVX2
   /* Where the token must end, found apart from its parse: its first comma
    * or the end of its line, whichever comes first (beyond the 32 bytes,
    * no valid token of this path ends). The next token's address then
-   * depends on one compare and a count, not on the digits, the "p" and
-   * the exponent, so that the next parse can start before this one ends;
-   * the parse only checks that it ends there. As the bytes before that
-   * end are digits, "p" and "-", ending there is ending at a comma or at
-   * @line_end, as the other forms check it. Opaque to the compiler, which
-   * would otherwise take the parse's end for it, being equal. */
-  const char *end = s + __builtin_ctzll ((guint64) commas | (G_GUINT64_CONSTANT (1) << 32));
+   * depends on one load, one compare and a count, not on the sign, the
+   * digits, the "p" and the exponent, so that the next parse can start
+   * before this one ends; the parse only checks that it ends there. As
+   * the bytes before that end are digits, "p" and "-", ending there is
+   * ending at a comma or at @line_end, as the other forms check it.
+   * Opaque to the compiler, which would otherwise take the parse's end
+   * for it, being equal. */
+  const char *end = token + __builtin_ctzll ((guint64) comma_mask32 (token) |
+                                             (G_GUINT64_CONSTANT (1) << 32));
 
   end = end < line_end ? end : line_end;
   __asm__ ("" : "+r" (end));
@@ -761,7 +779,7 @@ parse_token_fast (const char *s,
         }
     }
 
-  if (G_UNLIKELY (nd == 0 || nd > 16))
+  if (G_UNLIKELY ((guint) nd - 1 >= 16))       /* nd == 0 || nd > 16 */
     return NULL;
   if (G_UNLIKELY (*s == '0'))
     {
@@ -801,15 +819,14 @@ parse_token_fast (const char *s,
   q = nd + 1;
   e_negative = s[q] == '-';
   q += e_negative;
-  if (G_UNLIKELY (s[q] < '1' || s[q] > '9'))
-    return NULL;
 #ifdef SERIO_CODEC_SSE2
   if (simd)
     ne = __builtin_ctzll (~(digits >> q));
   else
 #endif
     ne = leading_digits (load_le64 (s + q));
-  if (G_UNLIKELY (ne > 4))
+  /* one to four digits, the first not 0 */
+  if (G_UNLIKELY ((guint) ne - 1 >= 4 || s[q] == '0'))
     return NULL;
   e_abs = parse_digits4 (s + q, ne);
   t = s + q + ne;
@@ -948,26 +965,35 @@ parse_token_general (const char *s,
 
 #undef PROBLEM
 
-/* parse_token_general() with the common tokens first. */
+/* parse_token_general() with the common tokens first: those at or before
+ * @fast_limit, the last address with 33 bytes before @buf_end (as an
+ * integer, which a buffer shorter than that leaves below its start). */
 G_ALWAYS_INLINE static inline const char *
 parse_token (const char *s,
              const char *line_end,
              const char *buf_end,
+             guintptr    fast_limit,
              guint64    *bits,
              Problem    *problem,
              gboolean    simd)
 {
   gboolean negative = *s == '-';
+  guint64 general_bits;
+  const char *end;
 
-  if (G_LIKELY (buf_end - s >= 33))
+  if (G_LIKELY ((guintptr) s <= fast_limit))
     {
-      const char *end = parse_token_fast (s + negative, line_end, (guint64) negative << 63, bits, simd);
-
+      end = parse_token_fast (s, s + negative, line_end, (guint64) negative << 63, bits, simd);
       if (G_LIKELY (end != NULL))
         return end;
     }
 
-  return parse_token_general (s, line_end, buf_end, bits, problem);
+  /* Its own variable, whose address the call takes, so that @bits can
+   * stay in a register on the fast path. */
+  end = parse_token_general (s, line_end, buf_end, &general_bits, problem);
+  if (end != NULL)
+    *bits = general_bits;
+  return end;
 }
 
 /* The loop of each form's parse_tokens_<form>() (SERIO_CODEC_DEFINE_KERNEL)
@@ -985,6 +1011,9 @@ parse_tokens_storing (const char         **s_inout,
                       gboolean             store)
 {
   const char *s = *s_inout;
+  /* buf_end - 33, or 0 when the buffer is shorter (the address of a
+   * buffer of 33 bytes is never below 33) */
+  guintptr fast_limit = (guintptr) buf_end >= 33 ? (guintptr) buf_end - 33 : 0;
   gsize n = 0;
 
   *ended = FALSE;
@@ -993,7 +1022,7 @@ parse_tokens_storing (const char         **s_inout,
   while (n < max_tokens)
     {
       guint64 bits;
-      const char *next = parse_token (s, seg_end, buf_end, &bits, problem, simd);
+      const char *next = parse_token (s, seg_end, buf_end, fast_limit, &bits, problem, simd);
 
       if (G_UNLIKELY (next == NULL))
         break;
