@@ -636,6 +636,13 @@ mask_constants (void)
   return k;
 }
 
+/* The byte shuffle that moves the first n of 16 bytes to their end, zeros
+ * before them: the 16 bytes from digits_to_end + n (0x80 gives a zero). */
+static const guint8 digits_to_end[32] = {
+  0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+  0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+};
+
 /* Bit i set when byte i of the 32 at @s is a comma. */
 static inline guint32
 comma_mask32 (const char *s)
@@ -791,6 +798,12 @@ parse_token_fast (const char *token,
       return NULL;
     }
 
+#ifdef SERIO_CODEC_AVX2
+  /* Any count of digits, with no branch: moved to the end of the 16
+   * bytes, zeros before them (SSSE3's byte shuffle) */
+  v = parse_digits16_sse2 (_mm_shuffle_epi8 (low16, _mm_loadu_si128 ((const __m128i *) (const void *)
+                                                                     (digits_to_end + nd))));
+#else
 #ifdef SERIO_CODEC_SSE2
   if (simd && nd == 16)
     v = parse_digits16_sse2 (low16);
@@ -800,6 +813,7 @@ parse_token_fast (const char *token,
     v = parse_digits8 (load_le64 (s), nd);
   else
     v = parse_digits8 (load_le64 (s), nd - 8) * 100000000 + parse_digits8 (load_le64 (s + nd - 8), 8);
+#endif
 
   t = s + nd;
   if (TOKEN_ENDS_AT (t))
