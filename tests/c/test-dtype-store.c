@@ -155,20 +155,22 @@ int
 main (int    argc,
       char **argv)
 {
-  g_test_init (&argc, &argv, NULL);
+  static const struct {
+    const char    *path;
+    SerioDtype     dtype;
+    GTestDataFunc  func;
+  } tests[] = {
+    { "/dtype-store/float32", SERIO_DTYPE_FLOAT32, test_store_doubles_against_two_passes },
+    { "/dtype-store/float16", SERIO_DTYPE_FLOAT16, test_store_doubles_against_two_passes },
+    { "/dtype-store/bfloat16", SERIO_DTYPE_BFLOAT16, test_store_doubles_against_two_passes },
+    { "/dtype-store/int8", SERIO_DTYPE_INT8, test_store_doubles_against_two_passes },
+    { "/dtype-store/every-float16", SERIO_DTYPE_FLOAT16, test_store_doubles_every_half },
+    { "/dtype-store/every-bfloat16", SERIO_DTYPE_BFLOAT16, test_store_doubles_every_half },
+  };
 
-  g_test_add_data_func ("/dtype-store/float32", GINT_TO_POINTER (SERIO_DTYPE_FLOAT32),
-                        test_store_doubles_against_two_passes);
-  g_test_add_data_func ("/dtype-store/float16", GINT_TO_POINTER (SERIO_DTYPE_FLOAT16),
-                        test_store_doubles_against_two_passes);
-  g_test_add_data_func ("/dtype-store/bfloat16", GINT_TO_POINTER (SERIO_DTYPE_BFLOAT16),
-                        test_store_doubles_against_two_passes);
-  g_test_add_data_func ("/dtype-store/int8", GINT_TO_POINTER (SERIO_DTYPE_INT8),
-                        test_store_doubles_against_two_passes);
-  g_test_add_data_func ("/dtype-store/every-float16", GINT_TO_POINTER (SERIO_DTYPE_FLOAT16),
-                        test_store_doubles_every_half);
-  g_test_add_data_func ("/dtype-store/every-bfloat16", GINT_TO_POINTER (SERIO_DTYPE_BFLOAT16),
-                        test_store_doubles_every_half);
+  g_test_init (&argc, &argv, NULL);
+  for (gsize i = 0; i < G_N_ELEMENTS (tests); i++)
+    g_test_add_data_func (tests[i].path, GINT_TO_POINTER (tests[i].dtype), tests[i].func);
 
   return g_test_run ();
 }
