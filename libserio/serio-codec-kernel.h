@@ -979,9 +979,9 @@ parse_token_general (const char *s,
 
 #undef PROBLEM
 
-/* parse_token_general() with the common tokens first: those at or before
- * @fast_limit, the last address with 33 bytes before @buf_end (as an
- * integer, which a buffer shorter than that leaves below its start). */
+/* parse_token_general() with the common tokens first: those that start at
+ * or before @fast_limit, @buf_end - 33 as an integer, and so have 33
+ * readable bytes (in a shorter buffer, none does). */
 G_ALWAYS_INLINE static inline const char *
 parse_token (const char *s,
              const char *line_end,
@@ -1025,8 +1025,9 @@ parse_tokens_storing (const char         **s_inout,
                       gboolean             store)
 {
   const char *s = *s_inout;
-  /* buf_end - 33, or 0 when the buffer is shorter (the address of a
-   * buffer of 33 bytes is never below 33) */
+  /* buf_end - 33 as an integer, which does not wrap: no buffer ends
+   * below address 33 (were one to, 0 keeps every token off the fast
+   * path) */
   guintptr fast_limit = (guintptr) buf_end >= 33 ? (guintptr) buf_end - 33 : 0;
   gsize n = 0;
 

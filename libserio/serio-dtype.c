@@ -200,7 +200,7 @@ nonzero2 (Bits2 b)
 /* Whether each of the @n_values doubles at @values is a zero or a normal
  * number of @f: then @f holds them all. %FALSE says nothing about any
  * one value (a subnormal of @f, an infinity or a NaN is held too). No
- * branch but the loop's. */
+ * branch in the loop. */
 static inline gboolean
 all_zero_or_normal (const double       *values,
                     gsize               n_values,

@@ -848,8 +848,8 @@ parse_lines_item (SerioWorkers *workers,
       n = _serio_codec_parse_tokens (&s, line->end, workers->buf_end, line->out, line->count,
                                      &ended, &problem);
       line->ok = problem.reason == NULL && ended && n == line->count;
-      /* The typed elements, in scratch of the caller's, with the check
-       * that the type holds every value */
+      /* The typed elements (into the reader's scratch), checked against
+       * the type as they are stored */
       if (line->ok && line->typed != NULL)
         line->ok = _serio_dtype_store_doubles (line->dtype, line->out, n, line->typed) == n;
       else if (line->ok && line->dtype != SERIO_DTYPE_FLOAT64)
