@@ -197,6 +197,17 @@ nonzero2 (Bits2 b)
   return (x | -x) >> 63;
 }
 
+/* Nonzero in a lane that is neither a zero nor a normal number of @f,
+ * given nonzero2() of @b. */
+static inline Bits2
+off_fast_path2 (Bits2               b,
+                Bits2               nonzero,
+                const BinaryFormat *f)
+{
+  return (b & lacking_mask (f)) |
+         (outside_range2 (b, normal_min_biased (f), normal_span (f)) & nonzero);
+}
+
 /* Whether each of the @n_values doubles at @values is a zero or a normal
  * number of @f: then @f holds them all. %FALSE says nothing about any
  * one value (a subnormal of @f, an infinity or a NaN is held too). No
@@ -206,7 +217,6 @@ all_zero_or_normal (const double       *values,
                     gsize               n_values,
                     const BinaryFormat *f)
 {
-  const guint64 lacking = lacking_mask (f), min = normal_min_biased (f), span = normal_span (f);
   Bits2 bad = { 0, 0 };
   gsize i = 0;
 
@@ -215,14 +225,14 @@ all_zero_or_normal (const double       *values,
       Bits2 b;
 
       memcpy (&b, values + i, sizeof b);
-      bad |= (b & lacking) | (outside_range2 (b, min, span) & nonzero2 (b));
+      bad |= off_fast_path2 (b, nonzero2 (b), f);
     }
   if (i < n_values)
     {
       /* the other lane a zero, which adds nothing */
       Bits2 b = { _serio_bits_of (values[i]), 0 };
 
-      bad |= (b & lacking) | (outside_range2 (b, min, span) & nonzero2 (b));
+      bad |= off_fast_path2 (b, nonzero2 (b), f);
     }
 
   return (bad[0] | bad[1]) == 0;
@@ -269,7 +279,6 @@ narrow8 (const double       *values,
          gpointer            out,
          gsize               size)
 {
-  const guint64 lacking = lacking_mask (f), min = normal_min_biased (f), span = normal_span (f);
   Bits2 b[4], r[4], bad = { 0, 0 };
   guint8 o[8 * 4];
 
@@ -279,7 +288,7 @@ narrow8 (const double       *values,
     {
       Bits2 nonzero = nonzero2 (b[k]);
 
-      bad |= (b[k] & lacking) | (outside_range2 (b[k], min, span) & nonzero);
+      bad |= off_fast_path2 (b[k], nonzero, f);
       r[k] = ((((b[k] >> FRAC_BITS) & 0x7FF) - (guint64) (1023 - f->bias)) << f->mant |
               (b[k] & FRAC_MASK) >> (FRAC_BITS - f->mant)) & -nonzero;
       r[k] |= (b[k] >> 63) << (f->mant + f->ebits);

@@ -664,15 +664,15 @@ parse_item (SerioWorkers *workers,
       gpointer out = workers->out + first * serio_dtype_get_size (workers->out_dtype);
       gsize n_store = MIN (slot->n, workers->max_values - first), stored;
 
+      stored = n_store;
       if (workers->out_dtype == workers->dtype)
         stored = _serio_dtype_store_doubles (workers->dtype, slot->out, n_store, out);
       else
         {
-          /* doubles of a typed record */
-          stored = n_store;
-          if (workers->dtype != SERIO_DTYPE_FLOAT64)
-            _serio_dtype_find_misfit (workers->dtype, slot->out, n_store, &stored);
-          _serio_dtype_from_doubles (SERIO_DTYPE_FLOAT64, slot->out, stored, out);
+          /* the doubles of a typed record (out_dtype is float64): checked,
+           * and copied as they are */
+          _serio_dtype_find_misfit (workers->dtype, slot->out, n_store, &stored);
+          memcpy (out, slot->out, stored * sizeof (double));
         }
       if (stored < n_store)
         slot->misfit = stored;
