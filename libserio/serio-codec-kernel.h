@@ -1037,7 +1037,18 @@ parse_tokens_storing (const char         **s_inout,
   while (n < max_tokens)
     {
       guint64 bits;
-      const char *next = parse_token (s, seg_end, buf_end, fast_limit, &bits, problem, simd);
+      const char *next;
+
+      /* For a reader that looks through a line for its line feed a
+       * segment at a time, just before it parses the segment
+       * (SERIAL_SEGMENT in serio-reader.c): the look then finds the
+       * segment in the cache instead of waiting for memory, and so does
+       * a worker thread whose window is not in the cache. One
+       * instruction a token, which costs less than a branch taken once
+       * per cache line. An address as an integer, which may point past
+       * the text. */
+      __builtin_prefetch ((const void *) ((guintptr) s + SERIO_CODEC_PREFETCH));
+      next = parse_token (s, seg_end, buf_end, fast_limit, &bits, problem, simd);
 
       if (G_UNLIKELY (next == NULL))
         break;

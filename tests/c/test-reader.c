@@ -1578,8 +1578,9 @@ test_read_records_errors (void)
 }
 
 /* The reader's segment of a long line in memory (BYTES_SEGMENT in
- * serio-reader.c). */
+ * serio-reader.c), and of any long line on one thread (SERIAL_SEGMENT). */
 #define BYTES_SEGMENT (16 * 1024 * 1024)
+#define SERIAL_SEGMENT (128 * 1024)
 
 static void
 test_long_line_in_memory (void)
@@ -1593,6 +1594,12 @@ test_long_line_in_memory (void)
     gsize       offset;       /* of the token replaced, from the values' start */
     const char *replacement;
   } damage[] = {
+    { SERIAL_SEGMENT - 30, "+1" },     /* around the end of one thread's first segment */
+    { SERIAL_SEGMENT - 2, "+1" },
+    { SERIAL_SEGMENT + 2, "+1" },
+    { SERIAL_SEGMENT - 2, "1\n1" },
+    { SERIAL_SEGMENT + 10, "1\n1" },
+    { 5 * SERIAL_SEGMENT + 7, "1e" },
     { BYTES_SEGMENT - 30, "+1" },      /* the last tokens of the first segment */
     { BYTES_SEGMENT - 2, "+1" },
     { BYTES_SEGMENT + 2, "+1" },       /* the first of the second */
@@ -1602,10 +1609,11 @@ test_long_line_in_memory (void)
   };
 
   g_test_summary ("A line of a text in memory longer than the reader's segment (16 MiB, each "
-                  "looked through for its end while threads parse the one before) gives every "
-                  "element on 1, 2 and 4 threads, sealed and plain; damage on either side of a "
-                  "segment's end, and a line feed in a later segment, give the error of a "
-                  "stream's reader on one thread.");
+                  "looked through for its end while threads parse the one before; 128 KiB on "
+                  "one thread) gives every element on 1, 2 and 4 threads, sealed and plain; "
+                  "damage on either side of a segment's end, and a line feed in a later "
+                  "segment, give the error of a stream's reader on one thread, which names "
+                  "the value damaged.");
   if (test_slow_tool ())
     {
       g_test_skip ("a text of 37 MB: too slow under this tool");
@@ -1638,11 +1646,14 @@ test_long_line_in_memory (void)
       g_autoptr(GBytes) bad = typed_text_with (plain, index, damage[d].replacement);
       g_autoptr(GError) expected = NULL;
       g_autoptr(GBytes) none = typed_read (bad, TYPED_FROM_PIPE, 1, TYPED_WHOLE, &expected);
+      /* "value N “…”", or "holds N values" where a line feed ends it */
+      g_autofree char *number = g_strdup_printf (" %" G_GSIZE_FORMAT " ", index + 1);
 
       g_test_message ("value %" G_GSIZE_FORMAT " → “%s”: %s", index + 1, damage[d].replacement,
                       expected != NULL ? expected->message : "(no error)");
       g_assert_null (none);
       g_assert_nonnull (expected);
+      g_assert_nonnull (strstr (expected->message, number));
       for (guint threads = 1; threads <= 4; threads *= 2)
         {
           g_autoptr(GError) error = NULL;
