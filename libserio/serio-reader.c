@@ -118,13 +118,14 @@
 #define READ_CHUNK          (1024 * 1024)
 #define READ_AHEAD_CHUNK    (128 * 1024)
 #define SPARE_ROOM          4096
-/* While threads parse, the window ahead is looked through for the line
- * feed that ends the current line, this much for each window of values
- * they parsed, so that the next segment is found without a pause. */
+/* While threads parse a stream's window, the window ahead is looked
+ * through for the line feed that ends the current line, this much for
+ * each window of values they parsed, so that the next segment is found
+ * without a pause. */
 #define SCAN_AHEAD_CHUNK    (128 * 1024)
-/* A text in memory (the window is the whole text) is parsed in segments
- * of at most this much of a line, each found while threads parse the one
- * before, rather than after a look through the whole line for its end. */
+/* A text in memory (the window is the whole text) is parsed by threads in
+ * segments of at most this much of a line, which are not looked through
+ * for the line's end: the threads find it (unseen_segment()). */
 #define BYTES_SEGMENT       (16 * 1024 * 1024)
 /* On one thread, a line is parsed in segments of at most this much, each
  * looked through for a line feed just before it is parsed; the parse of
@@ -212,9 +213,11 @@ struct _SerioReader
 
   /* The segment of values ahead, valid while seg_valid: buf[pos, seg_end)
    * ends at a comma or, when seg_eol, at the line's end, whose line feed
-   * is at seg_nl. */
+   * is at seg_nl. When seg_unseen, it was not looked through: a line
+   * feed may lie in it (see unseen_segment()). */
   gboolean        seg_valid;
   gboolean        seg_eol;
+  gboolean        seg_unseen;
   gsize           seg_end;
   gsize           seg_nl;
   /* The window from pos holds no line feed before buf[scanned], if
@@ -867,8 +870,11 @@ read_during_parse (const char *text,
     }
 
   /* Stops at a line feed: the next look starts there and finds it. A
-   * window that holds none is followed by the bytes read on. */
-  scan_line_feed (self, MIN (self->end, MAX (self->pos, self->scanned) + SCAN_AHEAD_CHUNK));
+   * window that holds none is followed by the bytes read on. In memory,
+   * the threads parse segments not looked through (unseen_segment()),
+   * or ones that end at the line's end: there is nothing to look for. */
+  if (self->bytes == NULL)
+    scan_line_feed (self, MIN (self->end, MAX (self->pos, self->scanned) + SCAN_AHEAD_CHUNK));
   if (self->spare != NULL && self->scanned >= self->end && self->spare_scanned < self->spare_end)
     {
       gsize limit = MIN (self->spare_end, self->spare_scanned + SCAN_AHEAD_CHUNK);
@@ -1254,9 +1260,41 @@ set_segment (SerioReader *self,
 {
   self->seg_valid = TRUE;
   self->seg_eol = nl != NULL;
+  self->seg_unseen = FALSE;
   self->seg_end = end - self->buf;
   self->seg_nl = nl != NULL ? (gsize) (nl - self->buf) : 0;
   return TRUE;
+}
+
+/* Makes the segment ahead end at the comma @end without looking through
+ * it for a line feed: for the threads of a parse in memory, where a look
+ * ahead of theirs is a pass over memory on the calling thread, on which
+ * the parse waits. No line feed lies in what they parse without a bad
+ * token: each byte of a window is part of a token, and a line feed is
+ * part of no valid token. A bad token is looked at again after a look
+ * through the segment from it (see_segment()). Returns %TRUE. */
+static gboolean
+unseen_segment (SerioReader *self,
+                const char  *end)
+{
+  set_segment (self, end, NULL);
+  self->seg_unseen = TRUE;
+  return TRUE;
+}
+
+/* Looks through the rest of an unseen segment, from pos, for a line feed:
+ * the segment then ends at the end of the line, if one ends in it. */
+static void
+see_segment (SerioReader *self)
+{
+  const char *nl;
+
+  g_assert (self->seg_valid && self->seg_unseen);
+  nl = scan_line_feed (self, self->seg_end);
+  if (nl != NULL)
+    set_segment (self, nl > self->buf + self->pos && nl[-1] == '\r' ? nl - 1 : nl, nl);
+  else
+    self->seg_unseen = FALSE;
 }
 
 /* Makes the segment ahead valid: the window holds, from pos, the current
@@ -1282,7 +1320,20 @@ ensure_segment (SerioReader   *self,
       gsize most = effective_threads (self) == 1 ? SERIAL_SEGMENT :
                    self->bytes != NULL ? BYTES_SEGMENT : G_MAXSIZE;
 
-      if (len > most)
+      if (most == BYTES_SEGMENT && len > SERIAL_SEGMENT)
+        {
+          /* In memory, on several threads: a line that goes on past
+           * the look of its start is not looked through for its end. */
+          nl = scan_line_feed (self, self->pos + SERIAL_SEGMENT);
+          if (nl == NULL)
+            {
+              const char *comma = _serio_last_comma (p, MIN (len, BYTES_SEGMENT));
+
+              if (comma != NULL)
+                return unseen_segment (self, comma);
+            }
+        }
+      else if (len > most)
         {
           nl = scan_line_feed (self, self->pos + most);
           if (nl == NULL)
@@ -1379,7 +1430,7 @@ parse_values (SerioReader   *self,
     {
       SerioCodecProblem problem;
       const char *s, *seg_end;
-      gboolean ended, converted;
+      gboolean ended, converted, field_start;
       double *doubles;
       gsize n, room;
 
@@ -1388,6 +1439,7 @@ parse_values (SerioReader   *self,
 
       s = self->buf + self->pos;
       seg_end = self->buf + self->seg_end;
+      field_start = self->field_start;
 
       /* An empty field holds no token; after a comma, an empty token is
        * a token (and an error). */
@@ -1441,6 +1493,16 @@ parse_values (SerioReader   *self,
                   GError *local_error = NULL;
 
                   self->pos = stop.bad - self->buf;
+                  if (self->seg_unseen)
+                    {
+                      /* No line feed lies before the bad token, which
+                       * is parsed again, once the line's end is known:
+                       * an error, or the last value of the line. */
+                      if (stop.bad == s)
+                        self->field_start = field_start;
+                      see_segment (self);
+                      continue;
+                    }
                   _serio_codec_set_token_error (&local_error, &stop.problem, self->line,
                                                 self->n_tokens + 1, stop.bad,
                                                 self->seg_eol ? seg_end : seg_end + 1);
@@ -1472,6 +1534,14 @@ parse_values (SerioReader   *self,
                 }
               continue;
             }
+        }
+
+      /* One thread parses only a segment looked through. */
+      if (G_UNLIKELY (self->seg_unseen))
+        {
+          self->field_start = field_start;
+          see_segment (self);
+          continue;
         }
 
       /* Doubles are parsed in place; other elements through the
@@ -1858,12 +1928,14 @@ next_record (SerioReader   *self,
       self->line_done = FALSE;
       self->record_line = self->line;
       self->pos = header.values - self->buf;
-      /* When the whole line is in the window (always, in memory), its
-       * end is known: the segment of values ahead is the rest of it. */
+      /* When the line's end was found (the whole line is in the window,
+       * and not longer than the look of its start), the segment of values
+       * ahead is the rest of it. */
       self->seg_valid = nl != NULL && line_end >= header.values;
       if (self->seg_valid)
         {
           self->seg_eol = TRUE;
+          self->seg_unseen = FALSE;
           self->seg_end = line_end - self->buf;
           self->seg_nl = nl - self->buf;
         }

@@ -1665,6 +1665,205 @@ test_long_line_in_memory (void)
     }
 }
 
+/* Reads every array of @text (in memory, or from a stream that cannot
+ * seek) with @threads threads, each in pieces of @piece values. */
+static SerioBundle *
+lines_read (GBytes   *text,
+            gboolean  from_bytes,
+            guint     threads,
+            gsize     piece,
+            GError  **error)
+{
+  g_autoptr(GInputStream) stream = from_bytes ? NULL : test_chunked_input_stream_new (text, -70000);
+  g_autoptr(SerioReader) reader = from_bytes ? serio_reader_new_for_bytes (text) :
+                                               serio_reader_new (stream);
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+
+  serio_reader_set_threads (reader, threads);
+  while (serio_reader_next (reader, NULL, error))
+    {
+      guint64 n = serio_reader_get_n_values (reader);
+      g_autoptr(GByteArray) values = g_byte_array_new ();
+
+      while (values->len < n * sizeof (double))
+        {
+          g_autoptr(GBytes) got = serio_reader_read_bytes (reader, piece, NULL, error);
+
+          if (got == NULL)
+            return NULL;
+          g_assert_cmpuint (g_bytes_get_size (got), >, 0);
+          g_byte_array_append (values, g_bytes_get_data (got, NULL), g_bytes_get_size (got));
+        }
+      serio_bundle_append (bundle, serio_reader_get_name (reader),
+                           (const double *) (gconstpointer) values->data, n);
+    }
+
+  return *error == NULL ? g_steal_pointer (&bundle) : NULL;
+}
+
+/* The offset of the line feed that ends line @line (0-based) of @text. */
+static gsize
+lines_nl (GBytes *text,
+          guint   line)
+{
+  gsize size;
+  const char *data = g_bytes_get_data (text, &size);
+  const char *p = data;
+
+  for (guint k = 0; k <= line; k++)
+    p = (const char *) memchr (k == 0 ? p : p + 1, '\n', size - (p + (k != 0) - data));
+
+  return p - data;
+}
+
+/* @text with its @len bytes at @at replaced by @with. */
+static GBytes *
+lines_edit (GBytes     *text,
+            gsize       at,
+            gsize       len,
+            const char *with)
+{
+  gsize size;
+  const char *data = g_bytes_get_data (text, &size);
+  GString *out = g_string_new_len (data, at);
+
+  g_string_append (out, with);
+  g_string_append_len (out, data + at + len, size - at - len);
+  return g_string_free_to_bytes (out);
+}
+
+/* @text with @insert after each line feed, or before it with @before. */
+static GBytes *
+lines_around_nl (GBytes     *text,
+                 const char *insert,
+                 gboolean    before)
+{
+  gsize size;
+  const char *data = g_bytes_get_data (text, &size);
+  GString *out = g_string_new (NULL);
+
+  for (gsize i = 0; i < size; i++)
+    {
+      if (data[i] == '\n' && before)
+        g_string_append (out, insert);
+      g_string_append_c (out, data[i]);
+      if (data[i] == '\n' && !before)
+        g_string_append (out, insert);
+    }
+  return g_string_free_to_bytes (out);
+}
+
+/* Reads @text in memory with 1, 2 and 4 threads, whole and in pieces,
+ * and checks that it gives what a stream's reader gives on one thread:
+ * the same arrays, bit for bit, or the same error. */
+static void
+lines_compare (GBytes     *text,
+               const char *what)
+{
+  g_autoptr(GError) expected = NULL;
+  g_autoptr(SerioBundle) reference = lines_read (text, FALSE, 1, G_MAXSIZE, &expected);
+
+  g_test_message ("%s: %s", what, expected != NULL ? expected->message : "(read)");
+  for (guint threads = 1; threads <= 4; threads *= 2)
+    for (guint whole = 0; whole < 2; whole++)
+      {
+        g_autoptr(GError) error = NULL;
+        g_autoptr(SerioBundle) got = lines_read (text, TRUE, threads, whole ? G_MAXSIZE : 100003,
+                                                 &error);
+
+        if (expected != NULL)
+          {
+            g_assert_null (got);
+            assert_same_error (error, expected);
+          }
+        else
+          {
+            g_assert_no_error (error);
+            g_assert_true (serio_bundle_equal (got, reference));
+          }
+      }
+}
+
+static void
+test_long_lines_in_memory (void)
+{
+  /* lines of about 150 KB, 4.4 MB, 2 bytes, none, 200 KB and 6.5 MB: all
+   * but two longer than the look of a line's start (128 KiB); damage
+   * goes to the longest two */
+  const gsize scale = test_slow_tool () ? 10 : 1;
+  const gsize sizes[] = { 7000, 200000 / scale, 1, 0, 9000, 300000 / scale };
+  const guint long_lines[] = { 1, 5 };
+  g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  g_autoptr(GBytes) plain = NULL;
+  g_autoptr(GBytes) sealed = NULL;
+  g_autoptr(GBytes) blank = NULL;
+  g_autoptr(GBytes) crlf = NULL;
+
+  g_test_summary ("Several lines of a text in memory longer than the look of a line's start "
+                  "(128 KiB), which threads parse without a look for their ends, after and "
+                  "before short ones, plain, sealed, with blank lines and with CRLF, read with "
+                  "1, 2 and 4 threads, whole and in pieces, give the arrays or the errors of a "
+                  "stream's reader on one thread; so do damage at each long line's first and "
+                  "last tokens, a line feed early, one missing, a value more and an empty one.");
+  typed_all_threads ();
+
+  for (gsize i = 0; i < G_N_ELEMENTS (sizes); i++)
+    {
+      g_autofree double *values = g_new (double, MAX (sizes[i], 1));
+      g_autofree char *name = g_strdup_printf ("a%" G_GSIZE_FORMAT, i);
+
+      for (gsize k = 0; k < sizes[i]; k++)
+        values[k] = test_double_of (test_rand_u64 ());
+      serio_bundle_append (bundle, name, values, sizes[i]);
+    }
+  plain = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_PLAIN);
+  sealed = serio_bundle_to_bytes (bundle, SERIO_SAVE_FLAGS_NONE);
+  blank = lines_around_nl (plain, "\n", FALSE);
+  crlf = lines_around_nl (plain, "\r", TRUE);
+  g_assert_cmpuint (lines_nl (plain, 1) - lines_nl (plain, 0), >, 2 * 128 * 1024);
+  g_assert_cmpuint (lines_nl (plain, 5) - lines_nl (plain, 4), >, 2 * 128 * 1024);
+
+  lines_compare (plain, "plain");
+  lines_compare (sealed, "sealed");
+  lines_compare (blank, "blank lines");
+  lines_compare (crlf, "CRLF");
+
+  for (gsize l = 0; l < G_N_ELEMENTS (long_lines); l++)
+    {
+      gsize nl = lines_nl (plain, long_lines[l]);
+      const struct
+      {
+        gsize       at;
+        gsize       len;
+        const char *with;
+        const char *what;
+      } damage[] = {
+        { nl - 1, 1, "x", "the last token bad" },
+        { nl, 0, ",1", "a value more" },
+        { nl, 0, ",", "an empty last value" },
+        { nl - 40, 0, "\n", "a line feed early" },
+        { nl, 1, "", "no line feed" },
+        { nl - 20, 0, "\r", "a carriage return inside" },
+      };
+      g_autoptr(GBytes) first = NULL;
+      const char *data = g_bytes_get_data (plain, NULL);
+      gsize values_at = lines_nl (plain, long_lines[l] - 1) + 1;
+
+      /* the values of the line start after its third bar */
+      for (guint bars = 0; bars < 3; values_at++)
+        bars += data[values_at] == '|';
+      first = lines_edit (plain, values_at, 0, "+");
+      lines_compare (first, "the first token bad");
+
+      for (gsize d = 0; d < G_N_ELEMENTS (damage); d++)
+        {
+          g_autoptr(GBytes) bad = lines_edit (plain, damage[d].at, damage[d].len, damage[d].with);
+
+          lines_compare (bad, damage[d].what);
+        }
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -1688,6 +1887,7 @@ main (int    argc,
   g_test_add_func ("/reader/typed-parallel-errors", test_typed_parallel_errors);
   g_test_add_func ("/reader/read-error-during-parse", test_read_error_during_parse);
   g_test_add_func ("/reader/long-line-in-memory", test_long_line_in_memory);
+  g_test_add_func ("/reader/long-lines-in-memory", test_long_lines_in_memory);
   g_test_add_func ("/reader/long-name-after-parallel", test_long_name_after_parallel);
   g_test_add_func ("/reader/read-records", test_read_records);
   g_test_add_func ("/reader/read-records-errors", test_read_records_errors);
