@@ -1044,9 +1044,8 @@ parse_tokens_storing (const char         **s_inout,
        * (SERIAL_SEGMENT in serio-reader.c): the look then finds the
        * segment in the cache instead of waiting for memory, and so does
        * a worker thread whose window is not in the cache. One
-       * instruction a token, which costs less than a branch taken once
-       * per cache line. An address as an integer, which may point past
-       * the text. */
+       * instruction a token. The address is made as an integer: it may
+       * lie past the text. */
       __builtin_prefetch ((const void *) ((guintptr) s + SERIO_CODEC_PREFETCH));
       next = parse_token (s, seg_end, buf_end, fast_limit, &bits, problem, simd);
 

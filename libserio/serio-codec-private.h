@@ -173,7 +173,8 @@ gboolean _serio_codec_parse_count        (SerioCodecHeader   *header,
  * SerioCodecKernel, as SerioCodecWriteTokens is.
  *
  * As it parses, it asks the CPU to fetch the text SERIO_CODEC_PREFETCH
- * bytes ahead of each token (a hint: past the text, nothing is read). */
+ * bytes ahead of each token (a hint, which cannot fault: the address may
+ * lie past the text). */
 #define SERIO_CODEC_PREFETCH (128 * 1024)
 typedef gsize SerioCodecParseTokens (const char        **s_inout,
                                      const char         *seg_end,

@@ -1678,19 +1678,23 @@ lines_read (GBytes   *text,
   g_autoptr(SerioReader) reader = from_bytes ? serio_reader_new_for_bytes (text) :
                                                serio_reader_new (stream);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
+  GError *local_error = NULL;
 
   serio_reader_set_threads (reader, threads);
-  while (serio_reader_next (reader, NULL, error))
+  while (serio_reader_next (reader, NULL, &local_error))
     {
       guint64 n = serio_reader_get_n_values (reader);
       g_autoptr(GByteArray) values = g_byte_array_new ();
 
       while (values->len < n * sizeof (double))
         {
-          g_autoptr(GBytes) got = serio_reader_read_bytes (reader, piece, NULL, error);
+          g_autoptr(GBytes) got = serio_reader_read_bytes (reader, piece, NULL, &local_error);
 
           if (got == NULL)
-            return NULL;
+            {
+              g_propagate_error (error, local_error);
+              return NULL;
+            }
           g_assert_cmpuint (g_bytes_get_size (got), >, 0);
           g_byte_array_append (values, g_bytes_get_data (got, NULL), g_bytes_get_size (got));
         }
@@ -1698,7 +1702,12 @@ lines_read (GBytes   *text,
                            (const double *) (gconstpointer) values->data, n);
     }
 
-  return *error == NULL ? g_steal_pointer (&bundle) : NULL;
+  if (local_error != NULL)
+    {
+      g_propagate_error (error, local_error);
+      return NULL;
+    }
+  return g_steal_pointer (&bundle);
 }
 
 /* The offset of the line feed that ends line @line (0-based) of @text. */
@@ -1708,12 +1717,17 @@ lines_nl (GBytes *text,
 {
   gsize size;
   const char *data = g_bytes_get_data (text, &size);
-  const char *p = data;
+  gsize after = 0;
 
   for (guint k = 0; k <= line; k++)
-    p = (const char *) memchr (k == 0 ? p : p + 1, '\n', size - (p + (k != 0) - data));
+    {
+      const char *nl = memchr (data + after, '\n', size - after);
 
-  return p - data;
+      g_assert_nonnull (nl);
+      after = nl - data + 1;
+    }
+
+  return after - 1;
 }
 
 /* @text with its @len bytes at @at replaced by @with. */
