@@ -16,4 +16,9 @@ G_BEGIN_DECLS
 gpointer _serio_alloc_large     (gsize size);
 gpointer _serio_try_alloc_large (gsize size);
 
+/* Maps the pages of a range for writing ahead of the writes, where the
+ * system can; their contents do not change. */
+void     _serio_prefault        (gpointer start,
+                                 gsize    len);
+
 G_END_DECLS

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #ifdef HAVE_MADVISE
 # include <sys/mman.h>
+# include <unistd.h>
 #endif
 
 #include "serio-memory-private.h"
@@ -71,4 +72,45 @@ _serio_alloc_large (gsize size)
     g_error ("%s: failed to allocate %" G_GSIZE_FORMAT " bytes", G_STRLOC, size);
 
   return buffer;
+}
+
+/*
+ * _serio_prefault:
+ * @start: the first byte
+ * @len: the number of bytes
+ *
+ * Has the system map the pages of [@start, @start + @len) for writing now,
+ * as a write to each of them would, without changing what they hold
+ * (Linux's MADV_POPULATE_WRITE, from Linux 5.14).
+ *
+ * For a buffer that several threads fill side by side: the first write to
+ * a huge page has the kernel allocate and clear its 2 MiB before it maps
+ * it, and two threads that reach the page at about the same time each
+ * clear one, of which one is dropped. A thread that maps the pages ahead
+ * of the writes takes those faults on its own, once each.
+ *
+ * Only advice: where the system cannot do it, the pages are mapped by the
+ * writes, as before, and nothing else changes.
+ */
+void
+_serio_prefault (gpointer start,
+                 gsize    len)
+{
+#if defined(HAVE_MADVISE) && defined(MADV_POPULATE_WRITE)
+  long n = sysconf (_SC_PAGESIZE);
+  gsize page_size = n > 0 ? (gsize) n : 4096;
+  guintptr first, last;
+
+  if (len == 0)
+    return;
+
+  /* Whole pages: the range's first and last ones may hold other data,
+   * which the advice leaves as it is. */
+  first = (guintptr) start & ~(guintptr) (page_size - 1);
+  last = ((guintptr) start + len - 1) & ~(guintptr) (page_size - 1);
+  madvise ((void *) first, last - first + page_size, MADV_POPULATE_WRITE);
+#else
+  (void) start;
+  (void) len;
+#endif
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "serio-dtype-private.h"
+#include "serio-memory-private.h"
 #include "serio-workers-private.h"
 
 #ifdef G_OS_UNIX
@@ -29,10 +30,29 @@
 #define SLOTS_PER_THREAD 2
 #define MAX_SLOTS        (SLOTS_PER_THREAD * SERIO_MAX_THREADS)
 
+/* The output of a parse is mapped ahead of the threads' writes this much
+ * at a time (a huge page), see prefault_output(). */
+#define PREFAULT_STEP (2 * 1024 * 1024)
+
+/* A thread that waits for another spins this long before it sleeps: a
+ * sleeping thread takes tens of microseconds to wake on a virtual
+ * machine, as long as a third of a window's parse, and most waits are
+ * shorter than that. */
+#define SPIN_USEC 50
+
 /* A slot is empty when it holds no item. */
 #define NO_ITEM G_MAXSIZE
 /* A window whose values all fit the type. */
 #define NO_MISFIT G_MAXSIZE
+
+/* A condition with a count of its signals, which a thread can wait for
+ * spinning before it sleeps (wait_signal()). */
+typedef struct
+{
+  GCond cond;
+  gint  count;          /* changed atomically, under the lock, at each signal */
+  guint n_waiting;      /* threads asleep on cond */
+} Signal;
 
 typedef struct
 {
@@ -76,7 +96,7 @@ typedef struct
 struct _SerioWorkers
 {
   GMutex            lock;
-  GCond             done;
+  Signal            done;
 
   /* The threads of this process (@pid), started as calls need them and
    * joined when the workers are freed. A child of fork() has none of
@@ -84,7 +104,7 @@ struct _SerioWorkers
   GThread          *threads[SERIO_MAX_THREADS - 1];
   guint             n_threads;
   gint64            pid;
-  GCond             wake;       /* a thread is wanted, or quit */
+  Signal            wake;       /* a thread is wanted, or quit */
   guint             wanted;     /* threads still to join the call */
   gboolean          quit;
 
@@ -118,6 +138,8 @@ struct _SerioWorkers
   SerioDtype        out_dtype;
   char             *out;
   gsize             max_values;
+  char             *prefaulted;      /* the output is mapped up to here */
+  gsize             prefault_values;  /* and is to be up to this value */
 
   /* parsing whole lines: item i is lines[groups[i], groups[i + 1]) */
   SerioParseLine   *lines;
@@ -127,6 +149,63 @@ struct _SerioWorkers
   /* formatting whole records, grouped as the lines above */
   const SerioFormatLine *format_lines;
 };
+
+/* The processor's hint that the thread is spinning. */
+static inline void
+spin_pause (void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause ();
+#elif defined(__aarch64__)
+  __asm__ __volatile__ ("yield");
+#endif
+}
+
+/* Under the lock: tells the threads waiting on @signal that something
+ * changed. */
+static void
+signal_all (Signal *signal)
+{
+  g_atomic_int_inc (&signal->count);
+  if (signal->n_waiting > 0)
+    g_cond_broadcast (&signal->cond);
+}
+
+/* Under the lock: waits for signal_all() on @signal, which may be for
+ * something else than the thread waits for, as with a condition's wait.
+ * The thread first spins a while with the lock released (SPIN_USEC), and
+ * sleeps only if no signal came meanwhile: one that comes before it
+ * sleeps is seen under the lock. */
+static void
+wait_signal (SerioWorkers *workers,
+             Signal       *signal)
+{
+  gint count = g_atomic_int_get (&signal->count);
+  gint64 deadline = 0;
+
+  g_mutex_unlock (&workers->lock);
+  for (guint i = 1; g_atomic_int_get (&signal->count) == count; i++)
+    {
+      spin_pause ();
+      if (i % 64 == 0)
+        {
+          gint64 now = g_get_monotonic_time ();
+
+          if (deadline == 0)
+            deadline = now + SPIN_USEC;
+          else if (now >= deadline)
+            break;
+        }
+    }
+  g_mutex_lock (&workers->lock);
+
+  if (g_atomic_int_get (&signal->count) == count)
+    {
+      signal->n_waiting++;
+      g_cond_wait (&signal->cond, &workers->lock);
+      signal->n_waiting--;
+    }
+}
 
 guint
 _serio_threads_effective (guint requested)
@@ -163,8 +242,8 @@ _serio_workers_new (void)
   SerioWorkers *workers = g_new0 (SerioWorkers, 1);
 
   g_mutex_init (&workers->lock);
-  g_cond_init (&workers->done);
-  g_cond_init (&workers->wake);
+  g_cond_init (&workers->done.cond);
+  g_cond_init (&workers->wake.cond);
   workers->pid = current_process ();
 
   return workers;
@@ -219,7 +298,7 @@ _serio_workers_free (SerioWorkers *workers)
   forget_threads_of_parent (workers);
   g_mutex_lock (&workers->lock);
   workers->quit = TRUE;
-  g_cond_broadcast (&workers->wake);
+  signal_all (&workers->wake);
   g_mutex_unlock (&workers->lock);
   for (guint i = 0; i < workers->n_threads; i++)
     g_thread_join (workers->threads[i]);
@@ -233,8 +312,8 @@ _serio_workers_free (SerioWorkers *workers)
   g_free (workers->windows);
   g_free (workers->groups);
   g_mutex_clear (&workers->lock);
-  g_cond_clear (&workers->done);
-  g_cond_clear (&workers->wake);
+  g_cond_clear (&workers->done.cond);
+  g_cond_clear (&workers->wake.cond);
   g_free (workers);
 }
 
@@ -256,7 +335,7 @@ work_item (SerioWorkers *workers,
   g_mutex_lock (&workers->lock);
 
   workers->slot_item[index % workers->n_slots] = index;
-  g_cond_broadcast (&workers->done);
+  signal_all (&workers->done);
 }
 
 /* Under the lock, on a thread of the workers: works items of the call
@@ -269,13 +348,13 @@ run_in_thread (SerioWorkers *workers)
       gsize index = workers->next_claim++;
 
       while (!workers->stop && !slot_free_for (workers, index))
-        g_cond_wait (&workers->done, &workers->lock);
+        wait_signal (workers, &workers->done);
       if (workers->stop)
         break;
       work_item (workers, index);
     }
   workers->running--;
-  g_cond_broadcast (&workers->done);
+  signal_all (&workers->done);
 }
 
 /* A thread of the workers: joins each call that wants it, until the
@@ -289,7 +368,7 @@ worker_thread (gpointer data)
   for (;;)
     {
       while (workers->wanted == 0 && !workers->quit)
-        g_cond_wait (&workers->wake, &workers->lock);
+        wait_signal (workers, &workers->wake);
       if (workers->quit)
         break;
       workers->wanted--;
@@ -351,7 +430,7 @@ run_ring (SerioWorkers  *workers,
   workers->running = n_threads - 1;
   workers->wanted = n_threads - 1;
   if (n_threads > 1)
-    g_cond_broadcast (&workers->wake);
+    signal_all (&workers->wake);
 
   while (taken < n_items && !workers->stop)
     {
@@ -369,7 +448,7 @@ run_ring (SerioWorkers  *workers,
           workers->next_take = ++taken;
           if (!more)
             workers->stop = TRUE;
-          g_cond_broadcast (&workers->done);
+          signal_all (&workers->done);
         }
       else if (workers->next_claim < n_items && slot_free_for (workers, workers->next_claim))
         {
@@ -377,7 +456,7 @@ run_ring (SerioWorkers  *workers,
         }
       else
         {
-          g_cond_wait (&workers->done, &workers->lock);
+          wait_signal (workers, &workers->done);
         }
     }
 
@@ -386,9 +465,9 @@ run_ring (SerioWorkers  *workers,
   workers->stop = TRUE;
   workers->running -= workers->wanted;
   workers->wanted = 0;
-  g_cond_broadcast (&workers->done);
+  signal_all (&workers->done);
   while (workers->running > 0)
-    g_cond_wait (&workers->done, &workers->lock);
+    wait_signal (workers, &workers->done);
   g_mutex_unlock (&workers->lock);
 
   return taken;
@@ -640,7 +719,7 @@ parse_item (SerioWorkers *workers,
 
   g_mutex_lock (&workers->lock);
   while (index > 0 && !workers->windows[index - 1].counted && !workers->stop)
-    g_cond_wait (&workers->done, &workers->lock);
+    wait_signal (workers, &workers->done);
   if (workers->stop)
     {
       /* The caller took what it wanted: the window before may never be
@@ -652,7 +731,7 @@ parse_item (SerioWorkers *workers,
   window->first = first;
   window->n = slot->n;
   window->counted = TRUE;
-  g_cond_broadcast (&workers->done);
+  signal_all (&workers->done);
   g_mutex_unlock (&workers->lock);
 
   /* Values past those wanted are neither checked nor stored: the caller
@@ -679,6 +758,33 @@ parse_item (SerioWorkers *workers,
     }
 }
 
+/* On the calling thread: maps the output of a parse for writing up to a
+ * step past the huge page that holds the value @upto (from the start of
+ * the output), a bound on the threads' writes. Were the threads to map it
+ * by writing to it, those that meet at a page they find unmapped would
+ * each have a huge page cleared for it (see _serio_prefault()). Mapping it
+ * ahead is only advice: the values stored do not depend on it. */
+static void
+prefault_output (SerioWorkers *workers,
+                 gsize         upto)
+{
+  gsize size = serio_dtype_get_size (workers->out_dtype);
+  char *out_end = workers->out + workers->prefault_values * size;
+  char *bound, *target;
+  gsize to_page;
+
+  if (upto >= workers->prefault_values)
+    return;
+  bound = workers->out + upto * size;
+  to_page = PREFAULT_STEP - ((guintptr) bound & (PREFAULT_STEP - 1));
+  target = (gsize) (out_end - bound) > to_page + PREFAULT_STEP ? bound + to_page + PREFAULT_STEP : out_end;
+  if (target > workers->prefaulted)
+    {
+      _serio_prefault (workers->prefaulted, target - workers->prefaulted);
+      workers->prefaulted = target;
+    }
+}
+
 typedef struct
 {
   gsize               max_values;
@@ -697,6 +803,10 @@ take_values (SerioWorkers *workers,
   ParseTake *take = data;
   ParseSlot *slot = &workers->parsed[index % workers->n_slots];
   gsize left = take->max_values - take->stored;
+
+  /* The windows in the threads' hands, this one and those after it,
+   * store less than a slot's room each after the values taken. */
+  prefault_output (workers, take->stored + workers->n_slots * PARSE_ROOM);
 
   /* A value the type does not hold, among those wanted: the values
    * before it are stored, and it comes before any bad token after it. */
@@ -825,6 +935,14 @@ _serio_workers_parse (SerioWorkers       *workers,
   workers->out_dtype = out_dtype;
   workers->out = out;
   workers->max_values = max_values;
+
+  /* The output is mapped ahead of the first windows' values here, and
+   * ahead of the others' as windows are taken (take_values()), up to
+   * the most values the span can hold (a token and its comma take two
+   * bytes or more). */
+  workers->prefaulted = out;
+  workers->prefault_values = MIN (max_values, (gsize) (span_end - s) / 2 + 1);
+  prefault_output (workers, (gsize) SLOTS_PER_THREAD * n_threads * PARSE_ROOM);
 
   run_ring (workers, parse_item, take_values, &take, n_threads, n_windows);
   *end = take.end;
