@@ -1665,18 +1665,34 @@ test_long_line_in_memory (void)
     }
 }
 
-/* Reads every array of @text (in memory, or from a stream that cannot
- * seek) with @threads threads, each in pieces of @piece values. */
-static SerioBundle *
-lines_read (GBytes   *text,
-            gboolean  from_bytes,
-            guint     threads,
-            gsize     piece,
-            GError  **error)
+/* How lines_read() reads a text: in memory, from a stream that cannot
+ * seek (a pipe's, in random pieces of up to 70,000 bytes), or from one
+ * that can (a file's: the window is filled, and read on while threads
+ * parse), with the default buffer or one of 1 MiB. */
+typedef enum
 {
-  g_autoptr(GInputStream) stream = from_bytes ? NULL : test_chunked_input_stream_new (text, -70000);
-  g_autoptr(SerioReader) reader = from_bytes ? serio_reader_new_for_bytes (text) :
-                                               serio_reader_new (stream);
+  LINES_BYTES,
+  LINES_PIPE,
+  LINES_FILE,
+  LINES_FILE_SMALL,
+} LinesSource;
+
+/* Reads every array of @text from @source with @threads threads, each in
+ * pieces of @piece values. */
+static SerioBundle *
+lines_read (GBytes       *text,
+            LinesSource   source,
+            guint         threads,
+            gsize         piece,
+            GError      **error)
+{
+  g_autoptr(GInputStream) stream = source == LINES_BYTES ? NULL :
+                                   source == LINES_PIPE ? test_chunked_input_stream_new (text, -70000) :
+                                                          g_memory_input_stream_new_from_bytes (text);
+  g_autoptr(SerioReader) reader = source == LINES_BYTES ? serio_reader_new_for_bytes (text) :
+                                  g_object_new (SERIO_TYPE_READER, "stream", stream, "buffer-size",
+                                                source == LINES_FILE_SMALL ? 1024 * 1024 : 4 * 1024 * 1024,
+                                                NULL);
   g_autoptr(SerioBundle) bundle = serio_bundle_new ();
   GError *local_error = NULL;
 
@@ -1767,23 +1783,33 @@ lines_around_nl (GBytes     *text,
   return g_string_free_to_bytes (out);
 }
 
-/* Reads @text in memory with 1, 2 and 4 threads, whole and in pieces,
- * and checks that it gives what a stream's reader gives on one thread:
- * the same arrays, bit for bit, or the same error. */
+/* Reads @text in memory (where threads parse a long line without a look
+ * for its end) and from a file's stream (whose windows they parse while
+ * the file is read on), with 1, 2 and 4 threads, whole and in pieces, and
+ * checks that it gives what a pipe's reader gives on one thread: the same
+ * arrays, bit for bit, or the same error. */
 static void
 lines_compare (GBytes     *text,
                const char *what)
 {
+  static const struct
+  {
+    LinesSource source;
+    guint       threads;
+  } reads[] = {
+    { LINES_BYTES, 1 }, { LINES_BYTES, 2 }, { LINES_BYTES, 4 },
+    { LINES_FILE, 1 }, { LINES_FILE, 2 }, { LINES_FILE, 4 }, { LINES_FILE_SMALL, 2 },
+  };
   g_autoptr(GError) expected = NULL;
-  g_autoptr(SerioBundle) reference = lines_read (text, FALSE, 1, G_MAXSIZE, &expected);
+  g_autoptr(SerioBundle) reference = lines_read (text, LINES_PIPE, 1, G_MAXSIZE, &expected);
 
   g_test_message ("%s: %s", what, expected != NULL ? expected->message : "(read)");
-  for (guint threads = 1; threads <= 4; threads *= 2)
+  for (gsize r = 0; r < G_N_ELEMENTS (reads); r++)
     for (guint whole = 0; whole < 2; whole++)
       {
         g_autoptr(GError) error = NULL;
-        g_autoptr(SerioBundle) got = lines_read (text, TRUE, threads, whole ? G_MAXSIZE : 100003,
-                                                 &error);
+        g_autoptr(SerioBundle) got = lines_read (text, reads[r].source, reads[r].threads,
+                                                 whole ? G_MAXSIZE : 100003, &error);
 
         if (expected != NULL)
           {
@@ -1799,7 +1825,7 @@ lines_compare (GBytes     *text,
 }
 
 static void
-test_long_lines_in_memory (void)
+test_long_lines (void)
 {
   /* lines of about 150 KB, 4.4 MB, 2 bytes, none, 200 KB and 6.5 MB: all
    * but two longer than the look of a line's start (128 KiB); damage
@@ -1813,12 +1839,13 @@ test_long_lines_in_memory (void)
   g_autoptr(GBytes) blank = NULL;
   g_autoptr(GBytes) crlf = NULL;
 
-  g_test_summary ("Several lines of a text in memory longer than the look of a line's start "
-                  "(128 KiB), which threads parse without a look for their ends, after and "
-                  "before short ones, plain, sealed, with blank lines and with CRLF, read with "
-                  "1, 2 and 4 threads, whole and in pieces, give the arrays or the errors of a "
-                  "stream's reader on one thread; so do damage at each long line's first and "
-                  "last tokens, a line feed early, one missing, a value more and an empty one.");
+  g_test_summary ("Several lines longer than the look of a line's start (128 KiB), which "
+                  "threads parse in memory without a look for their ends, after and before "
+                  "short ones, plain, sealed, with blank lines and with CRLF, read in memory "
+                  "and from a file's stream with 1, 2 and 4 threads, whole and in pieces, give "
+                  "the arrays or the errors of a pipe's reader on one thread; so do damage at "
+                  "each long line's first and last tokens, a line feed early, one missing, a "
+                  "value more and an empty one.");
   typed_all_threads ();
 
   for (gsize i = 0; i < G_N_ELEMENTS (sizes); i++)
@@ -1901,7 +1928,7 @@ main (int    argc,
   g_test_add_func ("/reader/typed-parallel-errors", test_typed_parallel_errors);
   g_test_add_func ("/reader/read-error-during-parse", test_read_error_during_parse);
   g_test_add_func ("/reader/long-line-in-memory", test_long_line_in_memory);
-  g_test_add_func ("/reader/long-lines-in-memory", test_long_lines_in_memory);
+  g_test_add_func ("/reader/long-lines", test_long_lines);
   g_test_add_func ("/reader/long-name-after-parallel", test_long_name_after_parallel);
   g_test_add_func ("/reader/read-records", test_read_records);
   g_test_add_func ("/reader/read-records-errors", test_read_records_errors);
