@@ -98,6 +98,7 @@ test_prefault_maps_range (void)
   /* from inside page @first to inside page @last */
   _serio_prefault (map + first * page + 100, (last - first) * page);
   g_assert_cmpint (mincore (map, n_pages * page, resident), ==, 0);
+  /* (the last page is the probe's) */
   for (gsize i = 0; i < n_pages - 1; i++)
     {
       gboolean in_range = i >= first && i <= last;
