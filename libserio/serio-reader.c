@@ -1315,33 +1315,24 @@ ensure_segment (SerioReader   *self,
       GError *local_error = NULL;
       int got;
 
-      /* On one thread, or in memory, a segment of a long line that ends
-       * at a comma, unless there is none in it. */
-      gsize most = effective_threads (self) == 1 ? SERIAL_SEGMENT :
-                   self->bytes != NULL ? BYTES_SEGMENT : G_MAXSIZE;
+      gboolean threads = effective_threads (self) > 1;
 
-      if (most == BYTES_SEGMENT && len > SERIAL_SEGMENT)
+      /* On one thread, or in memory, a line that goes on past the look
+       * of its start goes on in segments that end at a comma, unless
+       * there is none in them: on one thread, of SERIAL_SEGMENT, looked
+       * through just before they are parsed; in memory on several, of
+       * up to BYTES_SEGMENT, not looked through for the line's end. A
+       * stream's window on several threads is looked through whole. */
+      if (len > SERIAL_SEGMENT && (!threads || self->bytes != NULL))
         {
-          /* In memory, on several threads: a line that goes on past
-           * the look of its start is not looked through for its end. */
           nl = scan_line_feed (self, self->pos + SERIAL_SEGMENT);
           if (nl == NULL)
             {
-              const char *comma = _serio_last_comma (p, MIN (len, BYTES_SEGMENT));
+              const char *comma = _serio_last_comma (p, threads ? MIN (len, BYTES_SEGMENT) :
+                                                                  SERIAL_SEGMENT);
 
               if (comma != NULL)
-                return unseen_segment (self, comma);
-            }
-        }
-      else if (len > most)
-        {
-          nl = scan_line_feed (self, self->pos + most);
-          if (nl == NULL)
-            {
-              const char *comma = _serio_last_comma (p, most);
-
-              if (comma != NULL)
-                return set_segment (self, comma, NULL);
+                return threads ? unseen_segment (self, comma) : set_segment (self, comma, NULL);
             }
         }
 
