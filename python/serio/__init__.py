@@ -107,16 +107,22 @@ def save(path: PathLike, state: Any, *, sealed: bool = True,
     (for a progress bar, such as ``tqdm``'s ``update``); the last call has
     ``done == total``, before the file is put in place. (A sharded save
     reports nothing.)
+
+    Python's cycle collector is held off while the save runs (``gc`` is
+    turned back on after it, if it was on): the objects of a large tree
+    are not garbage, and collections would walk them all.
     """
     _io.as_file(path)
     limit = None
     if max_shard_size is not None:
         limit = _shards.check_arguments(path, max_shard_size, sealed)
-    tree, leaves = _tree.flatten(state)
-    if limit is not None:
-        _shards.save(path, tree, leaves, limit, lambda name: _save_one(name, tree, leaves, True))
-        return
-    _save_one(path, tree, leaves, sealed, progress)
+    with _io.cycles_held():
+        tree, leaves = _tree.flatten(state)
+        if limit is not None:
+            _shards.save(path, tree, leaves, limit,
+                         lambda name: _save_one(name, tree, leaves, True))
+            return
+        _save_one(path, tree, leaves, sealed, progress)
 
 
 def _save_one(path: PathLike, tree: bytes, leaves, sealed: bool,
@@ -173,6 +179,8 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
                   for slot in template.slots_under(template.nodes[name])}
     slots = template.slots
     values: List[Any] = [None] * len(slots)
+    # The record name of each ndarray leaf (None for the other kinds).
+    ndarray_names = [slot.name if slot.kind == 'ndarray' else None for slot in slots]
 
     def check(slot, header, name):
         base, dtype, shape = header
@@ -190,17 +198,24 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
         pending = False
         if wanted is None and records.batches:
             # Records a batch at a time, checked in order as below.
-            items, pending, failure = records.read_batch(len(slots) - index)
-            for base, dtype, shape, array in items:
-                slot = slots[index]
-                # An ndarray leaf, as most are, of its own name and a type
-                # NumPy has: what check() and to_value() give, straight.
-                if slot.kind != 'ndarray' or base != slot.name or dtype == 'bfloat16':
-                    check(slot, (base, dtype, shape),
-                          lambda: Serio.name_compose(base, _io._DTYPE_ENUMS[dtype], shape))
-                    array = _io.to_value(np, slot.kind, array, dtype, slot.name, path)
-                values[index] = array
-                index += 1
+            (bases, dtypes, shapes, arrays), pending, failure = \
+                records.read_batch(len(slots) - index)
+            end = index + len(arrays)
+            if bases == ndarray_names[index:end] and 'bfloat16' not in dtypes:
+                # ndarray leaves of their own names and of types NumPy
+                # has, as a model's are: what check() and to_value() give,
+                # for the whole batch at once.
+                values[index:end] = arrays
+                index = end
+            else:
+                for base, dtype, shape, array in zip(bases, dtypes, shapes, arrays):
+                    slot = slots[index]
+                    if slot.kind != 'ndarray' or base != slot.name or dtype == 'bfloat16':
+                        check(slot, (base, dtype, shape),
+                              lambda: Serio.name_compose(base, _io._DTYPE_ENUMS[dtype], shape))
+                        array = _io.to_value(np, slot.kind, array, dtype, slot.name, path)
+                    values[index] = array
+                    index += 1
             if failure is not None:
                 error, header = failure
                 if header is not None and index < len(slots):
@@ -210,7 +225,7 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
             if index == len(slots):
                 break
             if not pending:
-                if not items:
+                if not arrays:
                     raise ended(slots[index])
                 continue
         slot = slots[index]
@@ -361,6 +376,9 @@ def load(path: PathLike, *, names: Optional[Collection[str]] = None,
     ``total`` the size of the file (0 when not known, as for a pipe); a
     file read to its end reports ``done == total`` last. (A sharded
     checkpoint reports nothing.)
+
+    As :func:`save` does, the load holds off Python's cycle collector
+    while it runs.
     """
     return _load(path, names, flat=False, progress=progress)
 
@@ -368,6 +386,12 @@ def load(path: PathLike, *, names: Optional[Collection[str]] = None,
 def _load(path: PathLike, names: Optional[Collection[str]], flat: bool,
           progress: Optional[Callable[[int, int], Any]] = None) -> Any:
     """load(), or with flat the records of a tree file as a flat dict."""
+    with _io.cycles_held():
+        return _load_held(path, names, flat, progress)
+
+
+def _load_held(path: PathLike, names: Optional[Collection[str]], flat: bool,
+               progress: Optional[Callable[[int, int], Any]]) -> Any:
     wanted = _names_filter(names)
     index = _shards.index_of(path)
     if index is not None:

@@ -59,6 +59,7 @@ DTYPES = ('float64', 'float32', 'float16', 'bfloat16', 'int8', 'int16',
 
 # What a leaf that is a record was, and so what it comes back as.
 KINDS = ('int', 'float', 'bool', 'bytes', 'ndarray', 'numpy', 'tensor')
+_KIND_SET = frozenset(KINDS)
 
 # The element type and rank (None: any) each kind must have in its record.
 _KIND_RECORD = {
@@ -327,6 +328,9 @@ def flatten(state: Any) -> Tuple[bytes, List[Leaf]]:
 class Slot:
     """A leaf of a loaded tree that a record fills."""
 
+    # A model's tree has thousands: made without a __dict__ each.
+    __slots__ = ('keys', 'name', 'kind', 'index')
+
     keys: Tuple[Key, ...]
     name: str
     kind: str
@@ -361,12 +365,15 @@ class Template:
         if isinstance(node, Slot):
             return values[node.index]
         if isinstance(node, _Container):
+            # A leaf item, as most are, is taken here, without the call.
+            build = self.build
             if node.kind in ('dict', 'odict'):
                 made = {} if node.kind == 'dict' else collections.OrderedDict()
                 for key, item in node.items:
-                    made[key] = self.build(item, values)
+                    made[key] = values[item.index] if type(item) is Slot else build(item, values)
                 return made
-            items = [self.build(item, values) for item in node.items]
+            items = [values[item.index] if type(item) is Slot else build(item, values)
+                     for item in node.items]
             return items if node.kind == 'list' else tuple(items)
         return node
 
@@ -411,6 +418,10 @@ def _no_constant(text):
 
 
 def _pairs(pairs):
+    if len(pairs) == 1:
+        # a leaf's {"leaf": kind}, as most objects are
+        (key, value), = pairs
+        return {key: value}
     made = dict(pairs)
     if len(made) != len(pairs):
         raise ValueError('a JSON object repeats a member')
@@ -504,28 +515,44 @@ class _Parser:
 
     def pairs(self, body: list, keys, depth: int, joined: Optional[str]) -> list:
         """The (key, node) items of the dict at keys whose JSON array is
-        body. A leaf item, as most are, is made here, as node() would
-        make it, without the call."""
+        body. A leaf item, as most are, is made here, as node(), name()
+        and leaf() would make it, without their calls: a model's state
+        has thousands."""
         items = []
-        seen = set()
+        template = self.template
+        nodes = template.nodes
+        slots = template.slots
+        surrogates = self.surrogates
+        prefix = '' if joined is None else joined + '.'
         for pair in body:
-            if not isinstance(pair, list) or len(pair) != 2:
+            if type(pair) is not list or len(pair) != 2:
                 raise self.fail(keys, 'a dict item is not a [key, node] pair')
             key, value = pair
-            if type(key) is not str and type(key) is not int:
-                raise self.fail(keys, 'a key is neither a str nor an int')
             if type(key) is str:
-                self.text(keys, key, 'a key')
-            if key in seen:
-                raise self.fail(keys, 'the key %r is repeated' % (key,))
-            seen.add(key)
-            child_keys = keys + (key,)
-            child = self.child(joined, key)
-            if type(value) is dict and len(value) == 1 and 'leaf' in value:
-                items.append((key, self.leaf(child_keys, self.name(child_keys, child),
-                                             value['leaf'])))
+                if surrogates:
+                    self.text(keys, key, 'a key')
+                child = prefix + (key if _ESCAPED_SET.isdisjoint(key) else escape(key))
+            elif type(key) is int:
+                child = prefix + str(key)
             else:
-                items.append((key, self.node(value, child_keys, depth + 1, child)))
+                raise self.fail(keys, 'a key is neither a str nor an int')
+            name = '%73' + child[1:] if child[:1] == 's' and is_metadata(child) else child
+            if name in nodes:
+                # Each item's name is taken: a key met before gives its
+                # name again.
+                if any(key == seen for seen, _ in items):
+                    raise self.fail(keys, 'the key %r is repeated' % (key,))
+                raise self.fail(keys + (key,), 'two key paths give the record name %r' % name)
+            if type(value) is dict and len(value) == 1 and 'leaf' in value:
+                kind = value['leaf']
+                if kind not in _KIND_SET:
+                    raise self.fail(keys + (key,), 'unknown leaf kind %r' % (kind,))
+                made = Slot(keys + (key,), name, kind, len(slots))
+                slots.append(made)
+                nodes[name] = made
+                items.append((key, made))
+            else:
+                items.append((key, self.node(value, keys + (key,), depth + 1, child)))
         return items
 
 

@@ -148,6 +148,19 @@ class TestDataErrors(Base):
                                            name.partition('[')[0], None, None, name)
             self.assertIn('NumPy', str(error))
 
+    def errors_in_batches_and_alone(self, path):
+        """The DataError (message and key) of serio.load(path), reading the
+        records in batches and a record at a time, checked to be the
+        same."""
+        errors = []
+        for read_records in (serio._io._native.read_records, None):
+            with mock.patch.object(serio._io._native, 'read_records', read_records), \
+                    self.assertRaises(serio.DataError) as caught:
+                serio.load(path)
+            errors.append((str(caught.exception), caught.exception.key))
+        self.assertEqual(errors[0], errors[1], path)
+        return errors
+
     def test_errors_in_a_batch_of_records_are_those_of_one_at_a_time(self):
         # serio.load reads the records of a tree in batches: each error is
         # still the first a record at a time meets, naming its key.
@@ -169,17 +182,40 @@ class TestDataErrors(Base):
         for bad in ('v1|z[2]|2|1,1', 'v1|b@bfloat16[2]|2|1,1', 'v1|z[2]|2|1,x',
                     'v1|b@bfloat16[2]|2|1,x'):
             path = self.write(text.replace('v1|b[2]|2|1,1', bad))
-            errors = []
-            for read_records in (serio._io._native.read_records, None):
-                with mock.patch.object(serio._io._native, 'read_records', read_records), \
-                        self.assertRaises(serio.DataError) as caught:
-                    serio.load(path)
-                errors.append((str(caught.exception), caught.exception.key))
-            self.assertEqual(errors[0], errors[1])
+            errors = self.errors_in_batches_and_alone(path)
             tree_error = bad.endswith('1,1')
             self.assertEqual('serio.tree' in errors[0][0], tree_error, errors[0])
             if tree_error:
                 self.assertEqual(errors[0][1], 'b')
+
+    def test_a_shape_numpy_cannot_hold_in_a_batch_is_that_of_one_at_a_time(self):
+        # A record of a batch whose shape NumPy cannot hold: the first,
+        # one in the middle, with bad values of its own, or before a
+        # record of bad values. A batch gave an IndexError here.
+        path = os.path.join(self.tmp.name, 'tree.serio')
+        serio.save(path, {'a': numpy.zeros(3, dtype=numpy.float32),
+                          'b': numpy.zeros((0, 5), dtype=numpy.float32),
+                          'c': numpy.ones(2, dtype=numpy.float32)}, sealed=False)
+        with open(path, encoding='utf-8') as f:
+            text = f.read()
+        huge = text.replace('b@float32[0x5]|0|', 'b@float32[0x9223372036854775808]|0|')
+        self.assertNotEqual(huge, text)
+        # what: the text, words of the error, and its key (the library's
+        # error in a record after the shape comes first, found by reading
+        # the rest of the text, which names no key)
+        cases = {
+            'a': (text.replace('a@float32[3]|3|0,0,0', 'a@float32[0x9223372036854775808]|0|'),
+                  'NumPy', 'a'),
+            'b': (huge, 'NumPy', 'b'),
+            'b-values': (huge.replace('[0x9223372036854775808]|0|',
+                                      '[0x9223372036854775808]|0|x'), '“x”', 'b'),
+            'c-values': (huge.replace('|2|1,1', '|2|1,x'), '“x”', None),
+        }
+        for what, (bad, words, key) in cases.items():
+            path = self.write(bad)
+            errors = self.errors_in_batches_and_alone(path)
+            self.assertIn(words, errors[0][0], what)
+            self.assertEqual(errors[0][1], key, what)
 
     def test_a_seal_that_does_not_match(self):
         path = os.path.join(self.tmp.name, 'sealed.serio')

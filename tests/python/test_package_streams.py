@@ -303,6 +303,37 @@ class TestFailedSaveKeepsTheOldFile(TempDirTestCase):
             self.assert_kept()
 
 
+class TestCycleCollector(TempDirTestCase):
+    """save and load hold off Python's cycle collector while they run (the
+    objects of a model's tree are not garbage) and leave it as they found
+    it, on success and on failure."""
+
+    def test_held_while_running_and_restored(self):
+        path = self.dir / 'gc.serio'
+        bad = self.write('bad.serio', b'v1|w|2|1,x\n')
+        seen = []
+
+        def progress(done, total):
+            seen.append(gc.isenabled())
+
+        self.addCleanup(gc.enable)
+        for enabled in (True, False):
+            (gc.enable if enabled else gc.disable)()
+            seen.clear()
+            serio.save(path, {'w': numpy.arange(3.0)}, progress=progress)
+            serio.load(path, progress=progress)
+            self.assertTrue(seen)
+            self.assertEqual(set(seen), {False})
+            self.assertEqual(gc.isenabled(), enabled)
+            with self.assertRaises(serio.DataError):
+                serio.load(bad)
+            with self.assertRaises(serio.UnstorableError):
+                serio.save(path, {'w': object()})
+            with self.assertRaises(serio.DataError):
+                serio.numpy.load(bad)
+            self.assertEqual(gc.isenabled(), enabled)
+
+
 class TestMemory(TempDirTestCase):
     """Peak memory of a save and a load of 10**7 values (80 MB of float64,
     40 MB of float32), in a child process: the array once, plus pieces."""

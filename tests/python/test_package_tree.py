@@ -345,6 +345,15 @@ class TestHostileTree(Base):
                             'neither a str nor an int')
         self.assert_invalid([tree_record(tree({'dict': [['a', None], ['a', None]]}))],
                             'repeated')
+        # a leaf's key repeated; an int key and a str one of one name
+        self.assert_invalid([tree_record(tree({'dict': [['a', {'leaf': 'int'}],
+                                                        ['a', {'leaf': 'int'}]]}))],
+                            "the key 'a' is repeated")
+        self.assert_invalid([tree_record(tree({'dict': [[1, {'leaf': 'int'}],
+                                                        ['1', {'leaf': 'int'}]]}))],
+                            "the record name '1'", key='1')
+        self.assert_invalid([tree_record(tree({'dict': [['1', None], [1, None]]}))],
+                            "the record name '1'", key='1')
         self.assert_invalid([tree_record(tree({'dict': [['a', {'leaf': 'pickle'}]]}))],
                             "'pickle'", key='a')
         self.assert_invalid([tree_record(tree({'dict': [['a', {'set': []}]]}))], 'unknown node',
