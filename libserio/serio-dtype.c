@@ -16,6 +16,13 @@
 #include <math.h>
 #include <string.h>
 
+/* SERIO_CODEC_SCALAR (the library built for the portable path's tests)
+ * has no SSE2 here either. */
+#if defined(__SSE2__) && !defined(SERIO_CODEC_SCALAR)
+# define SERIO_DTYPE_SSE2 1
+# include <emmintrin.h>
+#endif
+
 #include <gio/gio.h>
 #include <glib/gi18n-lib.h>
 
@@ -371,6 +378,96 @@ binary_to_double (guint32             b,
                     (frac << (FRAC_BITS - f->mant)));
 }
 
+#ifdef SERIO_DTYPE_SSE2
+/* The float32 elements of the 8 doubles at @values, at @out, when each
+ * converts to a float32 exactly and none is a NaN: the processor's
+ * conversion, checked by converting each back and comparing the bits;
+ * otherwise stores nothing and returns %FALSE. An exact conversion has
+ * one result, the element that binary_from_bits() makes; a NaN is left
+ * to it, for its payload. Needs the MXCSR of store_float32(). */
+G_ALWAYS_INLINE static inline gboolean
+narrow8_float32 (const double *values,
+                 gpointer      out)
+{
+  __m128 f[4];
+  __m128i same = _mm_set1_epi32 (-1);
+
+  _Pragma ("GCC unroll 4")
+  for (int k = 0; k < 4; k++)
+    {
+      __m128d d = _mm_loadu_pd (values + 2 * k);
+      __m128d back;
+
+      f[k] = _mm_cvtpd_ps (d);
+      back = _mm_cvtps_pd (f[k]);
+      same = _mm_and_si128 (same, _mm_cmpeq_epi32 (_mm_castpd_si128 (back), _mm_castpd_si128 (d)));
+      same = _mm_and_si128 (same, _mm_castpd_si128 (_mm_cmpord_pd (d, d)));
+    }
+  if (G_UNLIKELY (_mm_movemask_epi8 (same) != 0xFFFF))
+    return FALSE;
+
+  _mm_storeu_ps ((float *) out, _mm_movelh_ps (f[0], f[1]));
+  _mm_storeu_ps ((float *) out + 4, _mm_movelh_ps (f[2], f[3]));
+  return TRUE;
+}
+
+/* MXCSR: the exception masks, the rounding control, flush to zero and
+ * denormals are zero. */
+#define MXCSR_MASKS     0x1F80u
+#define MXCSR_ROUNDING  0x6000u
+#define MXCSR_FTZ       0x8000u
+#define MXCSR_DAZ       0x0040u
+
+/* store_binary() of float32 elements, eight at a time through
+ * narrow8_float32(). Its conversions run with every floating-point
+ * exception masked, rounding to nearest and neither flush to zero nor
+ * denormals are zero, whatever the calling thread set (a program that
+ * traps on overflow must not trap on a value that does not fit, and a
+ * subnormal flushed to zero would leave the fast path); the thread's
+ * MXCSR, its flags included, is then put back, so that the call raises
+ * no flag. */
+static gsize
+store_float32 (const double *values,
+               gsize         n_values,
+               gpointer      out)
+{
+  guint8 *o = out;
+  unsigned int csr;
+  gsize i = 0;
+
+  if (n_values < 8)
+    return store_binary (values, n_values, &float32_format, out, 4);
+
+  csr = _mm_getcsr ();
+  _mm_setcsr ((csr | MXCSR_MASKS) & ~(MXCSR_ROUNDING | MXCSR_FTZ | MXCSR_DAZ));
+  while (i < n_values)
+    {
+      gsize end;
+
+      if (n_values - i >= 8 && narrow8_float32 (values + i, o + i * 4))
+        {
+          i += 8;
+          continue;
+        }
+      end = i + MIN (n_values - i, 8);
+      for (; i < end; i++)
+        {
+          guint64 bits = _serio_bits_of (values[i]);
+
+          if (!fits_binary (bits, &float32_format))
+            {
+              _mm_setcsr (csr);
+              return i;
+            }
+          put_element (o + i * 4, binary_from_bits_fast (bits, &float32_format), 4);
+        }
+    }
+  _mm_setcsr (csr);
+
+  return n_values;
+}
+#endif
+
 /* Whether @value is an integer in [@lo, @hi) other than -0; @hi is a
  * power of two, so that the cast below is defined. */
 /* Whether a 64-bit float holds the integer of this magnitude exactly:
@@ -659,7 +756,11 @@ _serio_dtype_store_doubles (SerioDtype    dtype,
   switch (dtype)
     {
     case SERIO_DTYPE_FLOAT32:
+#ifdef SERIO_DTYPE_SSE2
+      return store_float32 (values, n_values, out);
+#else
       return store_binary (values, n_values, &float32_format, out, 4);
+#endif
     case SERIO_DTYPE_FLOAT16:
       return store_binary (values, n_values, &float16_format, out, 2);
     case SERIO_DTYPE_BFLOAT16:

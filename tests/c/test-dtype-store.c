@@ -12,10 +12,19 @@
  * sign) and the values the type does not hold at every place.
  */
 
+/* feenableexcept() */
+#define _GNU_SOURCE
+
 #include "config.h"
 
+#include <fenv.h>
 #include <math.h>
 #include <string.h>
+
+#if defined(__SSE2__) && defined(__GLIBC__)
+# include <xmmintrin.h>
+# define HAVE_MXCSR 1
+#endif
 
 #include "serio-dtype-private.h"
 #include "test-utils.h"
@@ -151,6 +160,65 @@ test_store_doubles_every_half (gconstpointer data)
   g_assert_cmpmem (back, n * 2, elements, n * 2);
 }
 
+/* Storing float32 elements gives what it gives in the default
+ * floating-point environment, and raises no flag, in a thread that traps
+ * every exception, flushes subnormals to zero, takes subnormal inputs as
+ * zeros and rounds toward zero: the processor's conversions, where a
+ * build has them, must not trap on a value that does not fit nor refuse
+ * a subnormal that does. */
+static void
+test_store_float32_environment (void)
+{
+#ifdef HAVE_MXCSR
+  enum { N = 64 };
+  const double lacks[] = { 0.1, 1e300, -1e300, 0x1p-150, 1 + 0x1p-24, 0x1p-1074 };
+  const double holds[] = { 0x1p-149, -0x1p-126, 0x1.fffffep127, INFINITY, -0.0, 1.5 };
+  double values[N];
+  guint8 want[N * 4], got[N * 4];
+  unsigned int csr, during, after;
+  int raised;
+
+  g_test_summary ("Storing float32 elements in a thread that traps every floating-point "
+                  "exception, flushes to zero and rounds toward zero gives the elements "
+                  "and misfit of the default environment, and raises no flag.");
+
+  for (gsize misfit = 0; misfit <= N; misfit += 7)
+    {
+      gsize expected, stored;
+
+      for (gsize i = 0; i < N; i++)
+        values[i] = i % 3 == 0 ? holds[i % G_N_ELEMENTS (holds)] : held_value (SERIO_DTYPE_FLOAT32);
+      if (misfit < N)
+        values[misfit] = lacks[misfit % G_N_ELEMENTS (lacks)];
+      if (!_serio_dtype_find_misfit (SERIO_DTYPE_FLOAT32, values, N, &expected))
+        expected = N;
+      g_assert_cmpuint (expected, ==, MIN (misfit, (gsize) N));
+      memset (want, FILL, sizeof want);
+      _serio_dtype_from_doubles (SERIO_DTYPE_FLOAT32, values, expected, want);
+
+      csr = _mm_getcsr ();
+      feclearexcept (FE_ALL_EXCEPT);
+      feenableexcept (FE_ALL_EXCEPT);
+      fesetround (FE_TOWARDZERO);
+      /* flush to zero, denormals are zero */
+      _mm_setcsr (_mm_getcsr () | 0x8040);
+      during = _mm_getcsr ();
+      memset (got, FILL, sizeof got);
+      stored = _serio_dtype_store_doubles (SERIO_DTYPE_FLOAT32, values, N, got);
+      after = _mm_getcsr ();
+      raised = fetestexcept (FE_ALL_EXCEPT);
+      _mm_setcsr (csr);
+
+      g_assert_cmphex (after, ==, during);
+      g_assert_cmpint (raised, ==, 0);
+      g_assert_cmpuint (stored, ==, expected);
+      g_assert_cmpmem (got, sizeof got, want, sizeof want);
+    }
+#else
+  g_test_skip ("no MXCSR or no feenableexcept() here");
+#endif
+}
+
 int
 main (int    argc,
       char **argv)
@@ -171,6 +239,7 @@ main (int    argc,
   g_test_init (&argc, &argv, NULL);
   for (gsize i = 0; i < G_N_ELEMENTS (tests); i++)
     g_test_add_data_func (tests[i].path, GINT_TO_POINTER (tests[i].dtype), tests[i].func);
+  g_test_add_func ("/dtype-store/float32/environment", test_store_float32_environment);
 
   return g_test_run ();
 }
