@@ -219,6 +219,93 @@ test_store_float32_environment (void)
 #endif
 }
 
+/* The double of the float32 element @e, as the library must make it: the
+ * compiler's conversion (exact) in the default environment, the default
+ * quiet NaN for every NaN. */
+static guint64
+widened_bits (guint32 e)
+{
+  float f;
+
+  if ((e & 0x7FFFFFFF) > 0x7F800000)
+    return TEST_CANONICAL_NAN_BITS;
+  memcpy (&f, &e, 4);
+  return test_bits_of ((double) f);
+}
+
+/* A float32 element of every class: mostly weights, and zeros,
+ * subnormals, infinities and NaN (quiet and signaling, either sign). */
+static guint32
+any_float32 (void)
+{
+  static const guint32 specials[] = { 0, 0x80000000, 1, 0x807FFFFF, 0x00400000, 0x7F800000,
+                                      0xFF800000, 0x7FC00000, 0xFFC00000, 0x7F800001,
+                                      0xFFBFFFFF, 0x7FFFFFFF, 0x7F7FFFFF, 0x00800000 };
+  guint64 r = test_rand_u64 ();
+  float weight = (float) ((double) (gint32) r / 4294967296.0);
+  guint32 e;
+
+  if ((r >> 40) % 4 == 0)
+    return specials[(r >> 44) % G_N_ELEMENTS (specials)];
+  memcpy (&e, &weight, 4);
+  return e;
+}
+
+/* float32 elements to doubles, in runs of every length from an
+ * unaligned start, with every class of element anywhere; and the same
+ * in a thread that traps every exception and takes subnormal inputs as
+ * zeros, raising no flag. */
+static void
+test_widen_float32 (void)
+{
+  enum { N = 67 };
+  guint8 raw[N * 4 + 1];
+  double got[N];
+  guint32 elements[N];
+
+  g_test_summary ("float32 elements become the doubles that the compiler's conversion "
+                  "gives (every NaN the default quiet NaN), for runs of every length, "
+                  "unaligned, and in a thread that traps every floating-point exception "
+                  "and takes subnormals as zeros, raising no flag.");
+
+  for (guint round = 0; round < (guint) MAX (test_iterations (3000), 300); round++)
+    {
+      gsize n = round % (N + 1), bad;
+      gboolean hostile = round % 2 == 1;
+#ifdef HAVE_MXCSR
+      unsigned int csr = _mm_getcsr (), during = 0, after = 0;
+      int raised = 0;
+#endif
+
+      for (gsize i = 0; i < n; i++)
+        elements[i] = any_float32 ();
+      memcpy (raw + 1, elements, n * 4);
+      memset (got, FILL, sizeof got);
+#ifdef HAVE_MXCSR
+      if (hostile)
+        {
+          feclearexcept (FE_ALL_EXCEPT);
+          feenableexcept (FE_ALL_EXCEPT);
+          _mm_setcsr (_mm_getcsr () | 0x8040);
+          during = _mm_getcsr ();
+        }
+#endif
+      g_assert_true (_serio_dtype_to_doubles (SERIO_DTYPE_FLOAT32, raw + 1, n, got, &bad));
+#ifdef HAVE_MXCSR
+      if (hostile)
+        {
+          after = _mm_getcsr ();
+          raised = fetestexcept (FE_ALL_EXCEPT);
+          _mm_setcsr (csr);
+          g_assert_cmphex (after, ==, during);
+          g_assert_cmpint (raised, ==, 0);
+        }
+#endif
+      for (gsize i = 0; i < n; i++)
+        g_assert_cmphex (test_bits_of (got[i]), ==, widened_bits (elements[i]));
+    }
+}
+
 int
 main (int    argc,
       char **argv)
@@ -240,6 +327,7 @@ main (int    argc,
   for (gsize i = 0; i < G_N_ELEMENTS (tests); i++)
     g_test_add_data_func (tests[i].path, GINT_TO_POINTER (tests[i].dtype), tests[i].func);
   g_test_add_func ("/dtype-store/float32/environment", test_store_float32_environment);
+  g_test_add_func ("/dtype-store/float32/widen", test_widen_float32);
 
   return g_test_run ();
 }
