@@ -418,6 +418,19 @@ narrow8_float32 (const double *values,
 #define MXCSR_FTZ       0x8000u
 #define MXCSR_DAZ       0x0040u
 
+/* Sets the calling thread's MXCSR for the conversions below, and returns
+ * its own, for the caller to put back with _mm_setcsr(): every exception
+ * masked, rounding to nearest, neither flush to zero nor denormals are
+ * zero. */
+static inline unsigned int
+begin_conversions (void)
+{
+  unsigned int csr = _mm_getcsr ();
+
+  _mm_setcsr ((csr | MXCSR_MASKS) & ~(MXCSR_ROUNDING | MXCSR_FTZ | MXCSR_DAZ));
+  return csr;
+}
+
 /* store_binary() of float32 elements, eight at a time through
  * narrow8_float32(). Its conversions run with every floating-point
  * exception masked, rounding to nearest and neither flush to zero nor
@@ -425,7 +438,7 @@ narrow8_float32 (const double *values,
  * traps on overflow must not trap on a value that does not fit, and a
  * subnormal flushed to zero would leave the fast path); the thread's
  * MXCSR, its flags included, is then put back, so that the call raises
- * no flag. */
+ * no flag (begin_conversions()). */
 static gsize
 store_float32 (const double *values,
                gsize         n_values,
@@ -438,8 +451,7 @@ store_float32 (const double *values,
   if (n_values < 8)
     return store_binary (values, n_values, &float32_format, out, 4);
 
-  csr = _mm_getcsr ();
-  _mm_setcsr ((csr | MXCSR_MASKS) & ~(MXCSR_ROUNDING | MXCSR_FTZ | MXCSR_DAZ));
+  csr = begin_conversions ();
   while (i < n_values)
     {
       gsize end;
@@ -472,7 +484,7 @@ store_float32 (const double *values,
  * processor's conversion, which is exact, where none of the four is a
  * NaN (found by their bits, with no floating-point compare); a NaN, which
  * becomes the default quiet NaN, and its three go one at a time. The
- * conversions run in the MXCSR of store_float32(): denormals are zero
+ * conversions run in the MXCSR of begin_conversions(): denormals are zero
  * would make a subnormal 0, and a trap on a denormal operand must not
  * fire. */
 static void
@@ -486,10 +498,7 @@ widen_float32 (const guint8 *p,
   gsize i = 0;
 
   if (n_values >= 4)
-    {
-      csr = _mm_getcsr ();
-      _mm_setcsr ((csr | MXCSR_MASKS) & ~(MXCSR_ROUNDING | MXCSR_FTZ | MXCSR_DAZ));
-    }
+    csr = begin_conversions ();
   for (; i + 4 <= n_values; i += 4)
     {
       __m128i bits = _mm_loadu_si128 ((const __m128i *) (gconstpointer) (p + i * 4));
