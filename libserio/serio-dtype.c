@@ -479,6 +479,35 @@ store_float32 (const double *values,
   return n_values;
 }
 
+/* Whether float32 holds each of the @n_values doubles at @values, none a
+ * NaN, by the conversions of narrow8_float32(), two at a time; %FALSE
+ * says nothing about any one value, as all_zero_or_normal() does. */
+static gboolean
+all_float32 (const double *values,
+             gsize         n_values)
+{
+  __m128i same = _mm_set1_epi32 (-1);
+  unsigned int csr;
+  gsize i = 0;
+
+  if (n_values < 2)
+    return all_zero_or_normal (values, n_values, &float32_format);
+
+  csr = begin_conversions ();
+  for (; i + 2 <= n_values; i += 2)
+    {
+      __m128d d = _mm_loadu_pd (values + i);
+      __m128d back = _mm_cvtps_pd (_mm_cvtpd_ps (d));
+
+      same = _mm_and_si128 (same, _mm_cmpeq_epi32 (_mm_castpd_si128 (back), _mm_castpd_si128 (d)));
+      same = _mm_and_si128 (same, _mm_castpd_si128 (_mm_cmpord_pd (d, d)));
+    }
+  _mm_setcsr (csr);
+
+  return _mm_movemask_epi8 (same) == 0xFFFF &&
+         (i == n_values || all_zero_or_normal (values + i, 1, &float32_format));
+}
+
 /* The doubles of the @n_values float32 elements at @p (unaligned) at
  * @out, as binary_to_double() makes them: four at a time by the
  * processor's conversion, which is exact, where none of the four is a
@@ -721,8 +750,13 @@ _serio_dtype_find_misfit (SerioDtype    dtype,
     case SERIO_DTYPE_FLOAT64:
       break;
     case SERIO_DTYPE_FLOAT32:
+#ifdef SERIO_DTYPE_SSE2
+      if (all_float32 (values, n_values))
+        break;
+#else
       if (all_zero_or_normal (values, n_values, &float32_format))
         break;
+#endif
       FIND_MISFIT (fits_binary (_serio_bits_of (value), &float32_format));
       break;
     case SERIO_DTYPE_FLOAT16:

@@ -178,13 +178,14 @@ test_store_float32_environment (void)
   unsigned int csr, during, after;
   int raised;
 
-  g_test_summary ("Storing float32 elements in a thread that traps every floating-point "
-                  "exception, flushes to zero and rounds toward zero gives the elements "
-                  "and misfit of the default environment, and raises no flag.");
+  g_test_summary ("Storing float32 elements, and checking them, in a thread that traps "
+                  "every floating-point exception, flushes to zero and rounds toward zero "
+                  "gives the elements and misfit of the default environment, and raises no "
+                  "flag.");
 
   for (gsize misfit = 0; misfit <= N; misfit += 7)
     {
-      gsize expected, stored;
+      gsize expected, stored, checked;
 
       for (gsize i = 0; i < N; i++)
         values[i] = i % 3 == 0 ? holds[i % G_N_ELEMENTS (holds)] : held_value (SERIO_DTYPE_FLOAT32);
@@ -205,6 +206,8 @@ test_store_float32_environment (void)
       during = _mm_getcsr ();
       memset (got, FILL, sizeof got);
       stored = _serio_dtype_store_doubles (SERIO_DTYPE_FLOAT32, values, N, got);
+      if (!_serio_dtype_find_misfit (SERIO_DTYPE_FLOAT32, values, N, &checked))
+        checked = N;
       after = _mm_getcsr ();
       raised = fetestexcept (FE_ALL_EXCEPT);
       _mm_setcsr (csr);
@@ -212,6 +215,7 @@ test_store_float32_environment (void)
       g_assert_cmphex (after, ==, during);
       g_assert_cmpint (raised, ==, 0);
       g_assert_cmpuint (stored, ==, expected);
+      g_assert_cmpuint (checked, ==, expected);
       g_assert_cmpmem (got, sizeof got, want, sizeof want);
     }
 #else
