@@ -545,7 +545,7 @@ class _Parser:
                 raise self.fail(keys + (key,), 'two key paths give the record name %r' % name)
             if type(value) is dict and len(value) == 1 and 'leaf' in value:
                 kind = value['leaf']
-                if kind not in _KIND_SET:
+                if type(kind) is not str or kind not in _KIND_SET:
                     raise self.fail(keys + (key,), 'unknown leaf kind %r' % (kind,))
                 made = Slot(keys + (key,), name, kind, len(slots))
                 slots.append(made)

@@ -356,6 +356,12 @@ class TestHostileTree(Base):
                             "the record name '1'", key='1')
         self.assert_invalid([tree_record(tree({'dict': [['a', {'leaf': 'pickle'}]]}))],
                             "'pickle'", key='a')
+        # a kind that is not a str (a list or an object cannot be looked up
+        # in a set), as a dict's item and as a list's
+        for kind in (['ndarray'], {'x': 1}, 1):
+            for root in ({'dict': [['a', {'leaf': kind}]]}, {'list': [{'leaf': kind}]}):
+                self.assert_invalid([tree_record(tree(root))], 'unknown leaf kind',
+                                    key='a' if 'dict' in root else '0')
         self.assert_invalid([tree_record(tree({'dict': [['a', {'set': []}]]}))], 'unknown node',
                             key='a')
         self.assert_invalid([tree_record(tree({'dict': [['a', 1]]}))], 'a node', key='a')
