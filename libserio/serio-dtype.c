@@ -384,7 +384,7 @@ binary_to_double (guint32             b,
  * conversion, checked by converting each back and comparing the bits;
  * otherwise stores nothing and returns %FALSE. An exact conversion has
  * one result, the element that binary_from_bits() makes; a NaN is left
- * to it, for its payload. Needs the MXCSR of store_float32(). */
+ * to it, for its payload. Needs the MXCSR of begin_conversions(). */
 G_ALWAYS_INLINE static inline gboolean
 narrow8_float32 (const double *values,
                  gpointer      out)

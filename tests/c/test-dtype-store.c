@@ -275,8 +275,8 @@ test_widen_float32 (void)
   for (guint round = 0; round < (guint) MAX (test_iterations (3000), 300); round++)
     {
       gsize n = round % (N + 1), bad;
-      gboolean hostile = round % 2 == 1;
 #ifdef HAVE_MXCSR
+      gboolean hostile = round % 2 == 1;
       unsigned int csr = _mm_getcsr (), during = 0, after = 0;
       int raised = 0;
 #endif
