@@ -41,6 +41,10 @@ const char   *_serio_last_comma           (const char         *p,
 SerioWorkers *_serio_workers_new          (void);
 void          _serio_workers_free         (SerioWorkers       *workers);
 
+/* The lock of @workers, for the tests alone: test-workers-fork holds it
+ * in another thread across a fork(), as a thread of the workers can. */
+GMutex       *_serio_workers_get_lock     (SerioWorkers       *workers);
+
 /* A block of values that a thread formatted into @out. */
 typedef struct
 {

@@ -274,7 +274,13 @@ keep_orphan (GThread *thread)
 }
 
 /* In a child of fork(), the threads of the parent are not there: forget
- * them (they cannot be joined, nor their handles freed). */
+ * them (they cannot be joined, nor their handles freed). One of them may
+ * have held the lock at the fork (a thread that stops spinning takes it
+ * to go to sleep, just after a call), which the child would then wait
+ * for for ever, and those asleep are counted: the lock and the
+ * conditions are made anew, which is safe as no thread but the calling
+ * one can reach them in the child. Called before the lock is first taken
+ * in a call. */
 static void
 forget_threads_of_parent (SerioWorkers *workers)
 {
@@ -287,6 +293,17 @@ forget_threads_of_parent (SerioWorkers *workers)
     keep_orphan (workers->threads[i]);
   workers->n_threads = 0;
   workers->wanted = 0;
+  g_mutex_init (&workers->lock);
+  g_cond_init (&workers->done.cond);
+  g_cond_init (&workers->wake.cond);
+  workers->done.n_waiting = 0;
+  workers->wake.n_waiting = 0;
+}
+
+GMutex *
+_serio_workers_get_lock (SerioWorkers *workers)
+{
+  return &workers->lock;
 }
 
 void
@@ -385,7 +402,6 @@ static guint
 start_threads (SerioWorkers *workers,
                guint         n)
 {
-  forget_threads_of_parent (workers);
   while (workers->n_threads < n)
     {
       GThread *thread = g_thread_try_new ("serio-worker", worker_thread, workers, NULL);
@@ -414,6 +430,7 @@ run_ring (SerioWorkers  *workers,
 {
   gsize taken = 0;
 
+  forget_threads_of_parent (workers);
   n_threads = (guint) MIN ((gsize) CLAMP (n_threads, 1, SERIO_MAX_THREADS), n_items);
   if (n_threads > 1)
     n_threads = 1 + start_threads (workers, n_threads - 1);

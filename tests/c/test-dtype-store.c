@@ -12,18 +12,23 @@
  * sign) and the values the type does not hold at every place.
  */
 
-/* feenableexcept() */
-#define _GNU_SOURCE
-
 #include "config.h"
 
-#include <fenv.h>
 #include <math.h>
 #include <string.h>
 
-#if defined(__SSE2__) && defined(__GLIBC__)
+#ifdef __SSE2__
 # include <xmmintrin.h>
 # define HAVE_MXCSR 1
+/* An MXCSR that unmasks every exception, flushes to zero, takes
+ * denormals as zero and rounds toward zero, its flags clear. The x87
+ * control word is left alone: on i686 a double comes back from a call in
+ * an x87 register, which must not trap. */
+static unsigned int
+hostile_mxcsr (void)
+{
+  return (_mm_getcsr () & ~(0x1F80u | 0x003Fu)) | 0x8000u | 0x0040u | 0x6000u;
+}
 #endif
 
 #include "serio-dtype-private.h"
@@ -176,7 +181,6 @@ test_store_float32_environment (void)
   double values[N];
   guint8 want[N * 4], got[N * 4];
   unsigned int csr, during, after;
-  int raised;
 
   g_test_summary ("Storing float32 elements, and checking them, in a thread that traps "
                   "every floating-point exception, flushes to zero and rounds toward zero "
@@ -197,29 +201,24 @@ test_store_float32_environment (void)
       memset (want, FILL, sizeof want);
       _serio_dtype_from_doubles (SERIO_DTYPE_FLOAT32, values, expected, want);
 
-      csr = _mm_getcsr ();
-      feclearexcept (FE_ALL_EXCEPT);
-      feenableexcept (FE_ALL_EXCEPT);
-      fesetround (FE_TOWARDZERO);
-      /* flush to zero, denormals are zero */
-      _mm_setcsr (_mm_getcsr () | 0x8040);
-      during = _mm_getcsr ();
       memset (got, FILL, sizeof got);
+      csr = _mm_getcsr ();
+      _mm_setcsr (hostile_mxcsr ());
+      during = _mm_getcsr ();
       stored = _serio_dtype_store_doubles (SERIO_DTYPE_FLOAT32, values, N, got);
       if (!_serio_dtype_find_misfit (SERIO_DTYPE_FLOAT32, values, N, &checked))
         checked = N;
       after = _mm_getcsr ();
-      raised = fetestexcept (FE_ALL_EXCEPT);
       _mm_setcsr (csr);
 
+      /* the same register, so no flag raised either */
       g_assert_cmphex (after, ==, during);
-      g_assert_cmpint (raised, ==, 0);
       g_assert_cmpuint (stored, ==, expected);
       g_assert_cmpuint (checked, ==, expected);
       g_assert_cmpmem (got, sizeof got, want, sizeof want);
     }
 #else
-  g_test_skip ("no MXCSR or no feenableexcept() here");
+  g_test_skip ("no MXCSR here");
 #endif
 }
 
@@ -278,7 +277,6 @@ test_widen_float32 (void)
 #ifdef HAVE_MXCSR
       gboolean hostile = round % 2 == 1;
       unsigned int csr = _mm_getcsr (), during = 0, after = 0;
-      int raised = 0;
 #endif
 
       for (gsize i = 0; i < n; i++)
@@ -288,9 +286,7 @@ test_widen_float32 (void)
 #ifdef HAVE_MXCSR
       if (hostile)
         {
-          feclearexcept (FE_ALL_EXCEPT);
-          feenableexcept (FE_ALL_EXCEPT);
-          _mm_setcsr (_mm_getcsr () | 0x8040);
+          _mm_setcsr (hostile_mxcsr ());
           during = _mm_getcsr ();
         }
 #endif
@@ -299,10 +295,8 @@ test_widen_float32 (void)
       if (hostile)
         {
           after = _mm_getcsr ();
-          raised = fetestexcept (FE_ALL_EXCEPT);
           _mm_setcsr (csr);
           g_assert_cmphex (after, ==, during);
-          g_assert_cmpint (raised, ==, 0);
         }
 #endif
       for (gsize i = 0; i < n; i++)

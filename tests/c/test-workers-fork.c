@@ -1,0 +1,169 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* test-workers-fork.c: a child of fork() whose parent held the workers'
+ * lock at the fork
+ *
+ * Copyright 2026 The libserio authors
+ *
+ * A thread of the workers that stops spinning after a call takes the
+ * lock to go to sleep, so that a fork() just after a parallel call can
+ * copy it held into the child, where no thread will ever release it.
+ * Here another thread of the parent holds it, for certain, across the
+ * fork: the child's parallel and one-thread calls must still finish.
+ */
+
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "serio-workers-private.h"
+
+#define N_TOKENS   300000
+#define PADDING    64
+#define DEADLINE_S 20
+
+typedef struct
+{
+  GMutex   *lock;       /* the workers' lock, held by the holder thread */
+  GMutex    state_lock;
+  GCond     state_cond;
+  gboolean  held;
+  gboolean  release;
+} Holder;
+
+static gpointer
+hold_lock (gpointer data)
+{
+  Holder *h = data;
+
+  g_mutex_lock (h->lock);
+  g_mutex_lock (&h->state_lock);
+  h->held = TRUE;
+  g_cond_broadcast (&h->state_cond);
+  while (!h->release)
+    g_cond_wait (&h->state_cond, &h->state_lock);
+  g_mutex_unlock (&h->state_lock);
+  g_mutex_unlock (h->lock);
+
+  return NULL;
+}
+
+/* Parses the N_TOKENS tokens of @text (its end at @len, padded) with
+ * @n_threads threads, as doubles or, with @typed, as float32 elements
+ * (which go through the ring of slots even on one thread); whether it
+ * gave every value, each its index. */
+static gboolean
+parse_all (SerioWorkers *workers,
+           const char   *text,
+           gsize         len,
+           guint         n_threads,
+           gboolean      typed)
+{
+  SerioDtype dtype = typed ? SERIO_DTYPE_FLOAT32 : SERIO_DTYPE_FLOAT64;
+  g_autofree double *out = g_new (double, N_TOKENS);
+  const float *elements = (const float *) (gpointer) out;
+  SerioParseStop stop;
+  const char *end = NULL;
+  gsize n;
+
+  n = _serio_workers_parse (workers, text, text + len, text + len + PADDING, dtype, dtype, out,
+                            N_TOKENS, n_threads, &end, &stop, NULL, NULL);
+  if (n != N_TOKENS || stop.problem.reason != NULL || stop.misfit || end != text + len)
+    return FALSE;
+  for (gsize i = 0; i < N_TOKENS; i++)
+    {
+      if (typed ? elements[i] != (float) i : out[i] != (double) i)
+        return FALSE;
+    }
+  return TRUE;
+}
+
+static void
+test_lock_held_at_fork (void)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  SerioWorkers *workers = _serio_workers_new ();
+  Holder h = { _serio_workers_get_lock (workers), { 0 }, { 0 }, FALSE, FALSE };
+  gint64 deadline;
+  GThread *holder;
+  int status = 0;
+  pid_t pid, done;
+
+  g_test_summary ("A child of fork() whose parent had the workers' lock held by another "
+                  "thread at the fork, as a thread of the workers can just after a call, "
+                  "finishes its parallel and one-thread parses instead of waiting for "
+                  "the lock for ever.");
+
+  for (gsize i = 0; i < N_TOKENS; i++)
+    g_string_append_printf (text, i == 0 ? "%" G_GSIZE_FORMAT : ",%" G_GSIZE_FORMAT, i);
+  for (gsize i = 0; i < PADDING; i++)
+    g_string_append_c (text, '\n');
+  text->len -= PADDING;
+
+  /* The parent's threads, started and idle. */
+  g_assert_true (parse_all (workers, text->str, text->len, 2, FALSE));
+
+  g_mutex_init (&h.state_lock);
+  g_cond_init (&h.state_cond);
+  holder = g_thread_new ("lock-holder", hold_lock, &h);
+  g_mutex_lock (&h.state_lock);
+  while (!h.held)
+    g_cond_wait (&h.state_cond, &h.state_lock);
+  g_mutex_unlock (&h.state_lock);
+
+  fflush (stdout);
+  fflush (stderr);
+  pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      alarm (2 * DEADLINE_S);
+      /* one thread first: the call that starts no thread takes the lock
+       * too */
+      _exit (parse_all (workers, text->str, text->len, 1, TRUE) &&
+             parse_all (workers, text->str, text->len, 2, FALSE) &&
+             parse_all (workers, text->str, text->len, 3, TRUE) ? 0 : 1);
+    }
+
+  deadline = g_get_monotonic_time () + DEADLINE_S * G_USEC_PER_SEC;
+  while ((done = waitpid (pid, &status, WNOHANG)) == 0 && g_get_monotonic_time () < deadline)
+    g_usleep (10000);
+  if (done == 0)
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, &status, 0);
+    }
+
+  g_mutex_lock (&h.state_lock);
+  h.release = TRUE;
+  g_cond_broadcast (&h.state_cond);
+  g_mutex_unlock (&h.state_lock);
+  g_thread_join (holder);
+  g_mutex_clear (&h.state_lock);
+  g_cond_clear (&h.state_cond);
+
+  if (done == 0)
+    g_test_fail_printf ("the child waited for the lock: killed after %d s", DEADLINE_S);
+  else
+    {
+      g_assert_true (WIFEXITED (status));
+      g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+    }
+
+  /* The parent's workers go on. */
+  g_assert_true (parse_all (workers, text->str, text->len, 2, TRUE));
+  _serio_workers_free (workers);
+}
+
+int
+main (int    argc,
+      char **argv)
+{
+  g_test_init (&argc, &argv, NULL);
+  g_test_add_func ("/workers/fork/lock-held", test_lock_held_at_fork);
+
+  return g_test_run ();
+}
