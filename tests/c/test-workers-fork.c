@@ -120,12 +120,18 @@ test_lock_held_at_fork (void)
   g_assert_cmpint (pid, >=, 0);
   if (pid == 0)
     {
+      gboolean ok;
+
       alarm (2 * DEADLINE_S);
       /* one thread first: the call that starts no thread takes the lock
        * too */
-      _exit (parse_all (workers, text->str, text->len, 1, TRUE) &&
-             parse_all (workers, text->str, text->len, 2, FALSE) &&
-             parse_all (workers, text->str, text->len, 3, TRUE) ? 0 : 1);
+      ok = parse_all (workers, text->str, text->len, 1, TRUE) &&
+           parse_all (workers, text->str, text->len, 2, FALSE) &&
+           parse_all (workers, text->str, text->len, 3, TRUE);
+      /* freed, for memcheck in the child (the workers' threads joined) */
+      _serio_workers_free (workers);
+      g_string_free (g_steal_pointer (&text), TRUE);
+      _exit (ok ? 0 : 1);
     }
 
   deadline = g_get_monotonic_time () + DEADLINE_S * G_USEC_PER_SEC;
