@@ -57,10 +57,10 @@ def cycles_held():
     """Hold off Python's cycle collector for the block, and turn it back
     on after it if it was on. A load or a save of thousands of small
     arrays makes tens of thousands of objects (the tree's nodes, the
-    arrays, their names), none of them garbage; each few hundred would
-    set off a collection, which walks every object that the program
-    holds. In a fresh process, that was an eighth of the load of 10,000
-    arrays. Reference counting still frees what is dropped; cycles made
+    arrays, their names), none of them garbage; every 700 would set off
+    a collection of the young objects, and every few of those one of
+    older ones, up to all that the program holds. In a fresh process,
+    that was an eighth of the load of 10,000 arrays. Reference counting still frees what is dropped; cycles made
     meanwhile (by a progress callback, say) wait for the next
     collection."""
     enabled = gc.isenabled()
