@@ -313,15 +313,25 @@ narrow8 (const double       *values,
   return TRUE;
 }
 
+/* Stores the elements of @f of the 8 doubles at @values at @out, as
+ * elements of @size bytes, when it can take them all, as narrow8() does;
+ * %FALSE, with nothing stored, otherwise. */
+typedef gboolean (*Narrow8) (const double       *values,
+                             const BinaryFormat *f,
+                             gpointer            out,
+                             gsize               size);
+
 /* _serio_dtype_store_doubles() for a float type of @size bytes: eight
- * values at a time through narrow8(), a value at a time in the eight
- * where narrow8() declines. */
+ * values at a time through @narrow (narrow8(), or narrow8_float32()),
+ * a value at a time in the eight where it declines. Always inlined with
+ * a constant @narrow, which is then inlined too. */
 G_ALWAYS_INLINE static inline gsize
 store_binary (const double       *values,
               gsize               n_values,
               const BinaryFormat *f,
               gpointer            out,
-              gsize               size)
+              gsize               size,
+              Narrow8             narrow)
 {
   guint8 *o = out;
   gsize i = 0;
@@ -330,7 +340,7 @@ store_binary (const double       *values,
     {
       gsize end;
 
-      if (n_values - i >= 8 && narrow8 (values + i, f, o + i * size, size))
+      if (n_values - i >= 8 && narrow (values + i, f, o + i * size, size))
         {
           i += 8;
           continue;
@@ -386,10 +396,12 @@ binary_to_double (guint32             b,
  * one result, the element that binary_from_bits() makes; a NaN is left
  * to it, for its payload. Needs the MXCSR of begin_conversions(). */
 G_ALWAYS_INLINE static inline gboolean
-narrow8_float32 (const double *values,
-                 gpointer      out)
+narrow8_float32 (const double       *values,
+                 const BinaryFormat *f G_GNUC_UNUSED,
+                 gpointer            out,
+                 gsize               size G_GNUC_UNUSED)
 {
-  __m128 f[4];
+  __m128 narrowed[4];
   __m128i same = _mm_set1_epi32 (-1);
 
   _Pragma ("GCC unroll 4")
@@ -398,16 +410,16 @@ narrow8_float32 (const double *values,
       __m128d d = _mm_loadu_pd (values + 2 * k);
       __m128d back;
 
-      f[k] = _mm_cvtpd_ps (d);
-      back = _mm_cvtps_pd (f[k]);
+      narrowed[k] = _mm_cvtpd_ps (d);
+      back = _mm_cvtps_pd (narrowed[k]);
       same = _mm_and_si128 (same, _mm_cmpeq_epi32 (_mm_castpd_si128 (back), _mm_castpd_si128 (d)));
       same = _mm_and_si128 (same, _mm_castpd_si128 (_mm_cmpord_pd (d, d)));
     }
   if (G_UNLIKELY (_mm_movemask_epi8 (same) != 0xFFFF))
     return FALSE;
 
-  _mm_storeu_ps ((float *) out, _mm_movelh_ps (f[0], f[1]));
-  _mm_storeu_ps ((float *) out + 4, _mm_movelh_ps (f[2], f[3]));
+  _mm_storeu_ps ((float *) out, _mm_movelh_ps (narrowed[0], narrowed[1]));
+  _mm_storeu_ps ((float *) out + 4, _mm_movelh_ps (narrowed[2], narrowed[3]));
   return TRUE;
 }
 
@@ -444,39 +456,17 @@ store_float32 (const double *values,
                gsize         n_values,
                gpointer      out)
 {
-  guint8 *o = out;
   unsigned int csr;
-  gsize i = 0;
+  gsize stored;
 
   if (n_values < 8)
-    return store_binary (values, n_values, &float32_format, out, 4);
+    return store_binary (values, n_values, &float32_format, out, 4, narrow8);
 
   csr = begin_conversions ();
-  while (i < n_values)
-    {
-      gsize end;
-
-      if (n_values - i >= 8 && narrow8_float32 (values + i, o + i * 4))
-        {
-          i += 8;
-          continue;
-        }
-      end = i + MIN (n_values - i, 8);
-      for (; i < end; i++)
-        {
-          guint64 bits = _serio_bits_of (values[i]);
-
-          if (!fits_binary (bits, &float32_format))
-            {
-              _mm_setcsr (csr);
-              return i;
-            }
-          put_element (o + i * 4, binary_from_bits_fast (bits, &float32_format), 4);
-        }
-    }
+  stored = store_binary (values, n_values, &float32_format, out, 4, narrow8_float32);
   _mm_setcsr (csr);
 
-  return n_values;
+  return stored;
 }
 
 /* Whether float32 holds each of the @n_values doubles at @values, none a
@@ -856,12 +846,12 @@ _serio_dtype_store_doubles (SerioDtype    dtype,
 #ifdef SERIO_DTYPE_SSE2
       return store_float32 (values, n_values, out);
 #else
-      return store_binary (values, n_values, &float32_format, out, 4);
+      return store_binary (values, n_values, &float32_format, out, 4, narrow8);
 #endif
     case SERIO_DTYPE_FLOAT16:
-      return store_binary (values, n_values, &float16_format, out, 2);
+      return store_binary (values, n_values, &float16_format, out, 2, narrow8);
     case SERIO_DTYPE_BFLOAT16:
-      return store_binary (values, n_values, &bfloat16_format, out, 2);
+      return store_binary (values, n_values, &bfloat16_format, out, 2, narrow8);
     default:
       if (_serio_dtype_find_misfit (dtype, values, n_values, &bad))
         n_values = bad;

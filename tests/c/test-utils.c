@@ -10,6 +10,11 @@
 
 #include "test-utils.h"
 
+#ifdef G_OS_UNIX
+# include <signal.h>
+# include <sys/wait.h>
+#endif
+
 guint64
 test_bits_of (double value)
 {
@@ -245,3 +250,28 @@ test_decode_hex (const char *hex)
 
   return bytes;
 }
+
+#ifdef G_OS_UNIX
+/* Waits up to @deadline_s seconds for the child @pid of fork() to end,
+ * and sets *@status as waitpid() does; a child that is still running
+ * then is killed (SIGKILL) and reaped, and FALSE returned. */
+gboolean
+test_wait_child (GPid   pid,
+                 guint  deadline_s,
+                 int   *status)
+{
+  gint64 deadline = g_get_monotonic_time () + deadline_s * G_USEC_PER_SEC;
+  GPid done;
+
+  while ((done = waitpid (pid, status, WNOHANG)) == 0 && g_get_monotonic_time () < deadline)
+    g_usleep (10000);
+  if (done == 0)
+    {
+      kill (pid, SIGKILL);
+      waitpid (pid, status, 0);
+      return FALSE;
+    }
+  g_assert_cmpint (done, ==, pid);
+  return TRUE;
+}
+#endif

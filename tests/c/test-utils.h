@@ -39,4 +39,10 @@ void     test_assert_same_bits    (const double  *actual,
 
 long     test_status_kib          (const char    *field);
 
+#ifdef G_OS_UNIX
+gboolean test_wait_child          (GPid           pid,
+                                   guint          deadline_s,
+                                   int           *status);
+#endif
+
 G_END_DECLS
