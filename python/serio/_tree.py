@@ -26,7 +26,9 @@ tree records the real keys, and two key paths that would give the same name
 from __future__ import annotations
 
 import collections
+import itertools
 import json
+import operator
 import re
 import sys
 from dataclasses import dataclass, field
@@ -48,6 +50,8 @@ MAX_DEPTH = 64
 # The characters of a str key that are escaped in a record name.
 _ESCAPED = '%@[]|\r\n\0'
 _ESCAPED_SET = frozenset(_ESCAPED)
+# What leaf_pairs() looks for, each with a substring search.
+_ESCAPED_BUT_LF = tuple(c for c in _ESCAPED if c != '\n')
 # The library's bound of a shape, once: an attribute of the typelib costs
 # more to look up than a leaf's other checks.
 _MAX_DIMS = Serio.SHAPE_MAX_DIMS
@@ -518,12 +522,15 @@ class _Parser:
         body. A leaf item, as most are, is made here, as node(), name()
         and leaf() would make it, without their calls: a model's state
         has thousands."""
-        items = []
         template = self.template
         nodes = template.nodes
         slots = template.slots
         surrogates = self.surrogates
         prefix = '' if joined is None else joined + '.'
+        items = None if surrogates else self.leaf_pairs(body, keys, prefix)
+        if items is not None:
+            return items
+        items = []
         for pair in body:
             if type(pair) is not list or len(pair) != 2:
                 raise self.fail(keys, 'a dict item is not a [key, node] pair')
@@ -554,6 +561,46 @@ class _Parser:
             else:
                 items.append((key, self.node(value, keys + (key,), depth + 1, child)))
         return items
+
+
+    def leaf_pairs(self, body: list, keys, prefix: str) -> Optional[list]:
+        """The items that pairs() makes of body, made with one pass of
+        the interpreter's own loops for each check, when body is the
+        common case: [str key, {"leaf": kind}] pairs of one kind, whose
+        keys need no escape, whose names are none reserved, none repeated
+        and none met before (a model's state_dict). None for any other
+        body, which pairs() then takes a pair at a time, as it finds
+        errors."""
+        if not body or set(map(type, body)) != {list} or set(map(len, body)) != {2}:
+            return None
+        keys_of = list(map(operator.itemgetter(0), body))
+        values = list(map(operator.itemgetter(1), body))
+        first = values[0]
+        if set(map(type, keys_of)) != {str} or type(first) is not dict \
+                or len(first) != 1 or 'leaf' not in first \
+                or type(first['leaf']) is not str or first['leaf'] not in _KIND_SET \
+                or values.count(first) != len(values):
+            return None
+        # No key holds a character that is escaped (a line feed is one, so
+        # that the line feeds of the joined keys are theirs alone), so the
+        # record names are the keys after the prefix; no name begins with
+        # "serio.", as every reserved one does.
+        joined = '\n'.join(keys_of)
+        if any(c in joined for c in _ESCAPED_BUT_LF) or joined.count('\n') != len(keys_of) - 1:
+            return None
+        names = [prefix + key for key in keys_of] if prefix else keys_of
+        if ('\n' + '\n'.join(names)).find('\nserio.') >= 0:
+            return None
+        nodes = self.template.nodes
+        if len(set(names)) != len(names) or not nodes.keys().isdisjoint(names):
+            return None
+        slots = self.template.slots
+        made = list(map(Slot, [keys + (key,) for key in keys_of], names,
+                        itertools.repeat(first['leaf']),
+                        range(len(slots), len(slots) + len(names))))
+        slots.extend(made)
+        nodes.update(zip(names, made))
+        return list(zip(keys_of, made))
 
 
 def parse(data: bytes, path: Optional[str] = None) -> Template:

@@ -477,6 +477,40 @@ class TestDirectPaths(TempDirTestCase):
                 self.assertEqual(value, other[key], key)
         self.assertEqual(bits(direct['big']), bits(numpy.arange(7, dtype=numpy.int32)))
 
+    def test_a_batch_longer_than_a_huge_page_starts_on_one(self):
+        # 800 records of 1000 float32 values: about 3.2 MB of elements, in
+        # batches that start at a multiple of a huge page, whose arrays
+        # come back bit for bit.
+        if serio._io._native.read_records is None:
+            self.skipTest('the library\'s symbols are not reachable through ctypes')
+        rng = numpy.random.default_rng(4)
+        state = {'w%d' % i: (rng.standard_normal(1000) * 0.05).astype(numpy.float32)
+                 for i in range(800)}
+        path = self.dir / 'layers.serio'
+        serio.save(path, state)
+        buffers = []
+        read_batch = serio._io.RecordReader.read_batch
+
+        def kept(reader, *args):
+            batch, pending, failure = read_batch(reader, *args)
+            buffers.extend(batch[3][:1])
+            return batch, pending, failure
+
+        with mock.patch.object(serio._io.RecordReader, 'read_batch', kept):
+            loaded = serio.load(path)
+        self.assertEqual(list(loaded), list(state))
+        for key, value in state.items():
+            self.assertEqual(bits(loaded[key]), bits(value), key)
+        self.assertGreater(serio._io.BATCH_BYTES, serio._io.HUGE_PAGE)
+        self.assertTrue(buffers)
+        for first in buffers:
+            self.assertEqual(first.__array_interface__['data'][0] % serio._io.HUGE_PAGE, 0)
+        small = serio._io._aligned_buffer(numpy, 4096)
+        self.assertEqual((small.nbytes, small.base), (4096, None))
+        big = serio._io._aligned_buffer(numpy, serio._io.HUGE_PAGE + 1)
+        self.assertEqual(big.nbytes, serio._io.HUGE_PAGE + 1)
+        self.assertEqual(big.__array_interface__['data'][0] % serio._io.HUGE_PAGE, 0)
+
     def test_a_record_refused_in_a_batch_is_named_as_one_at_a_time(self):
         # The library refuses a bool byte that is neither 0 nor 1 before it
         # writes any of the batch; the error is the one a record at a time

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import unittest
+from unittest import mock
 
 from package_common import Gio, GLib, Serio, numpy, serio, torch
 
@@ -404,6 +405,94 @@ class TestHostileTree(Base):
         error = self.assert_invalid([tree_record(doc), ('opt.step@int64[]', [0.5])],
                                     key='opt.step')
         self.assertEqual(error.code, int(Serio.Error.DOMAIN))
+
+
+class TestTemplate(unittest.TestCase):
+    """serio.tree's parser makes a dict of leaves of one kind (a model's
+    state_dict) in one pass of checks over all its items: the template it
+    makes, and the error of every tree it declines, are those of the
+    parser's item at a time path."""
+
+    @staticmethod
+    def describe(template):
+        def node(value):
+            if isinstance(value, serio._tree.Slot):
+                return ('slot', value.index)
+            if isinstance(value, serio._tree._Container):
+                if value.kind in ('dict', 'odict'):
+                    return (value.kind, [((type(k), k), node(v)) for k, v in value.items])
+                return (value.kind, [node(v) for v in value.items])
+            return value
+
+        return ([(s.keys, s.name, s.kind, s.index) for s in template.slots],
+                [(name, node(value)) for name, value in template.nodes.items()],
+                node(template.root))
+
+    def parse_both(self, root):
+        """(template or error message) of the tree of root, in the parser
+        and with the one-pass path turned off, and how many dicts the
+        one-pass path took."""
+        data = json.dumps(tree(root), ensure_ascii=False).encode('utf-8')
+        made = []
+        taken = []
+        one_pass = serio._tree._Parser.leaf_pairs
+
+        def counted(parser, *args):
+            items = one_pass(parser, *args)
+            taken.append(items is not None)
+            return items
+
+        for patched in (counted, lambda parser, *args: None):
+            with mock.patch.object(serio._tree._Parser, 'leaf_pairs', patched):
+                try:
+                    made.append(self.describe(serio._tree.parse(data, 'f')))
+                except serio.DataError as error:
+                    made.append((str(error), error.key))
+        self.assertEqual(made[0], made[1], root)
+        return made[0], sum(taken)
+
+    def test_one_pass_and_item_at_a_time_agree(self):
+        leaves = lambda kind, keys: {'dict': [[k, {'leaf': kind}] for k in keys]}  # noqa: E731
+        flat = ['layer%d.weight' % i for i in range(50)]
+        taken = {
+            'flat ndarrays': (leaves('ndarray', flat), 1),
+            'flat tensors': (leaves('tensor', flat), 1),
+            'one leaf': (leaves('int', ['step']), 1),
+            'non-ASCII keys': (leaves('float', ['é', 'ß.λ', '日本']), 1),
+            'nested, with a prefix': ({'dict': [['model', leaves('ndarray', flat)],
+                                                ['opt', {'dict': [['state', leaves('tensor', ['0', '1'])]]}]]}, 2),
+            'in a list': ({'list': [leaves('bytes', ['a', 'b']), leaves('bool', ['a'])]}, 2),
+            # declined: an escape, a reserved name, under a reserved prefix,
+            # an int key, two kinds, a container among leaves, nothing
+            'an escaped key': (leaves('int', ['a', 'b@c', 'd']), 0),
+            'a line feed in a key': (leaves('int', ['a', 'b\nc']), 0),
+            'a reserved name': (leaves('int', ['a', 'serio.x']), 0),
+            'under a reserved prefix': ({'dict': [['serio', leaves('int', ['x', 'y'])]]}, 0),
+            'a key that only looks reserved': (leaves('int', ['serio', 'seriox', 's']), 1),
+            'an int key': ({'dict': [['a', {'leaf': 'int'}], [1, {'leaf': 'int'}]]}, 0),
+            'two kinds': ({'dict': [['a', {'leaf': 'int'}], ['b', {'leaf': 'float'}]]}, 0),
+            'a container among leaves': ({'dict': [['a', {'leaf': 'int'}], ['b', {'list': []}]]}, 0),
+            'a str among leaves': ({'dict': [['a', {'leaf': 'int'}], ['b', 'text']]}, 0),
+            'empty': ({'dict': []}, 0),
+            # declined, and refused by the item at a time path
+            'a repeated key': (leaves('int', ['a', 'b', 'a']), 0),
+            'a name met before': ({'dict': [['a.b', None], ['a', leaves('int', ['b'])]]}, 0),
+            'a name met after': ({'dict': [['a', leaves('int', ['b'])], ['a.b', {'leaf': 'int'}]]}, 1),
+            'an unknown kind': (leaves('pickle', ['a', 'b']), 0),
+            'a kind that is not a str': (leaves(['int'], ['a']), 0),
+            'a leaf of two members': ({'dict': [['a', {'leaf': 'int', 'x': 1}]]}, 0),
+            'a pair of three': ({'dict': [['a', {'leaf': 'int'}, 1]]}, 0),
+        }
+        for what, (root, want_taken) in taken.items():
+            with self.subTest(what):
+                made, n_taken = self.parse_both(root)
+                self.assertEqual(n_taken, want_taken, made)
+        self.assertIsInstance(self.parse_both(taken['flat ndarrays'][0])[0], tuple)
+        for what, words in (('a repeated key', "the key 'a' is repeated"),
+                            ('a name met before', "two key paths give the record name 'a.b'"),
+                            ('a name met after', "two key paths give the record name 'a.b'"),
+                            ('an unknown kind', "unknown leaf kind 'pickle'")):
+            self.assertIn(words, self.parse_both(taken[what][0])[0][0], what)
 
 
 class TestLegacy(Base):
