@@ -495,6 +495,141 @@ class TestTemplate(unittest.TestCase):
             self.assertIn(words, self.parse_both(taken[what][0])[0][0], what)
 
 
+class TestFlatten(unittest.TestCase):
+    """Flattening makes a dict of ndarrays (a model's state_dict as NumPy
+    arrays) in one pass of checks over all its items: the tree, the leaves
+    and the error of every state it declines are those of the item at a
+    time path."""
+
+    @staticmethod
+    def describe(made):
+        def value(leaf):
+            if leaf.kind == 'tensor':
+                return (str(leaf.value.dtype), leaf.value.requires_grad,
+                        leaf.value.reshape(-1).view(torch.uint8).numpy().tobytes())
+            return (leaf.value.dtype.str, leaf.value.tobytes())
+
+        tree, leaves = made
+        return tree, [(leaf.keys, leaf.name, leaf.kind, leaf.dtype, type(leaf.shape), leaf.shape,
+                       value(leaf))
+                      for leaf in leaves]
+
+    def flatten_both(self, state):
+        """(tree and leaves, or the error) of state, by flatten() and with
+        the one-pass path turned off, and how many dicts it took."""
+        made = []
+        taken = []
+        one_pass = serio._tree._Flattener.array_items
+
+        def counted(walker, *args):
+            items = one_pass(walker, *args)
+            taken.append(items is not None)
+            return items
+
+        for patched in (counted, lambda walker, *args: None):
+            with mock.patch.object(serio._tree._Flattener, 'array_items', patched):
+                try:
+                    made.append(self.describe(serio._tree.flatten(state)))
+                except serio.UnstorableError as error:
+                    made.append((str(error), error.key, error.code))
+        self.assertEqual(made[0], made[1])
+        return made[0], sum(taken)
+
+    def test_one_pass_and_item_at_a_time_agree(self):
+        f32 = numpy.arange(6, dtype=numpy.float32).reshape(2, 3)
+        layers = {'layer%d.weight' % i: f32 * i for i in range(40)}
+        cases = {
+            'a state_dict': (layers, 1),
+            'every native type but the 64-bit integers': (
+                {name: numpy.arange(3).astype(name) for name in
+                 ('float64', 'float32', 'float16', 'int8', 'int16', 'int32',
+                  'uint8', 'uint16', 'uint32', 'bool')}, 1),
+            'nested, with a prefix, and 0-d and empty arrays': (
+                {'model': layers, 'stats': {'mean': numpy.array(1.5),
+                                            'none': numpy.zeros((0, 4))}}, 2),
+            'an OrderedDict': (collections.OrderedDict(layers), 1),
+            'non-ASCII keys': ({'é': f32, 'λ.μ': f32}, 1),
+            'keys that only look reserved': ({'serio': f32, 'seriox': f32}, 1),
+            'the most dimensions': ({'a': numpy.zeros((1,) * Serio.SHAPE_MAX_DIMS)}, 1),
+            # declined, and stored by the item at a time path
+            'int64, whose values are checked': ({'a': numpy.arange(3)}, 0),
+            'uint64': ({'a': numpy.arange(3, dtype=numpy.uint64)}, 0),
+            'not of native byte order': ({'a': numpy.arange(3, dtype='>f4')}, 0),
+            'an escaped key': ({'a': f32, 'b@c': f32}, 0),
+            'a line feed in a key': ({'a': f32, 'b\nc': f32}, 0),
+            'a reserved name': ({'a': f32, 'serio.x': f32}, 0),
+            'under a reserved prefix': ({'serio': {'x': f32}}, 0),
+            'an int key': ({'a': f32, 1: f32}, 0),
+            'a scalar among arrays': ({'a': f32, 'b': 1.5}, 0),
+            'a NumPy scalar among arrays': ({'a': f32, 'b': numpy.float32(1)}, 0),
+            'a subclass of ndarray': ({'a': numpy.ma.masked_array([1.0])}, 0),
+            'empty': ({}, 0),
+            # declined, and refused by the item at a time path
+            'a name claimed before': ({'a.b': f32, 'a': {'b': f32}}, 0),
+            'a name claimed after': ({'a': {'b': f32}, 'a.b': f32}, 1),
+            'a key with a lone surrogate': ({'a': f32, '\udc80': f32}, 0),
+            'complex': ({'a': numpy.array([1j])}, 0),
+            'int64 that a float64 does not hold': ({'a': numpy.array([2 ** 53 + 1])}, 0),
+        }
+        for what, (state, want_taken) in cases.items():
+            with self.subTest(what):
+                made, n_taken = self.flatten_both(state)
+                self.assertEqual(n_taken, want_taken, made[0] if isinstance(made[0], str) else None)
+        for what, words in (('a name claimed before', 'same record name'),
+                            ('a name claimed after', 'same record name'),
+                            ('a key with a lone surrogate', 'surrogate'),
+                            ('int64 that a float64 does not hold', '9007199254740993')):
+            self.assertIn(words, self.flatten_both(cases[what][0])[0][0], what)
+
+    def test_one_pass_and_item_at_a_time_agree_on_tensors(self):
+        if torch is None:
+            self.skipTest('no PyTorch')
+        weights = {'layer%d.weight' % i: torch.linspace(-1, 1, 6).reshape(2, 3) * i
+                   for i in range(40)}
+        parameter = torch.nn.Parameter(torch.ones(2))
+        cases = {
+            'a state_dict': (weights, 1),
+            'of every type but int64': (
+                {'%s' % dtype: torch.arange(3).to(dtype) for dtype in
+                 (torch.float64, torch.float32, torch.float16, torch.bfloat16, torch.int8,
+                  torch.int16, torch.int32, torch.uint8, torch.bool)}, 1),
+            'that need a gradient, 0-d and empty': (
+                {'w': torch.ones(3, requires_grad=True), 'step': torch.tensor(2.0),
+                 'none': torch.zeros(0, 2)}, 1),
+            'not contiguous': ({'t': torch.ones(3, 4).t()}, 1),
+            'the most dimensions': ({'a': torch.zeros((1,) * Serio.SHAPE_MAX_DIMS)}, 1),
+            # declined, and stored or refused by the item at a time path
+            'int64, whose values are checked': ({'a': torch.arange(3)}, 0),
+            'int64 that a float64 does not hold': ({'a': torch.tensor([2 ** 53 + 1])}, 0),
+            'a Parameter': ({'p': parameter}, 0),
+            'tensors and ndarrays': ({'a': torch.ones(2), 'b': numpy.ones(2)}, 0),
+            'an escaped key': ({'a': torch.ones(2), 'b[0]': torch.ones(2)}, 0),
+            'sparse': ({'a': torch.ones(2), 's': torch.eye(2).to_sparse()}, 0),
+            'complex': ({'c': torch.ones(2, dtype=torch.complex64)}, 0),
+            'too many dimensions': ({'a': torch.zeros((1,) * (Serio.SHAPE_MAX_DIMS + 1))}, 0),
+            'a name claimed before': ({'a.b': torch.ones(1), 'a': {'b': torch.ones(1)}}, 0),
+        }
+        for what, (state, want_taken) in cases.items():
+            with self.subTest(what):
+                made, n_taken = self.flatten_both(state)
+                self.assertEqual(n_taken, want_taken, made[0] if isinstance(made[0], str) else None)
+        for what, words in (('int64 that a float64 does not hold', '9007199254740993'),
+                            ('sparse', 'dense'), ('complex', 'complex64'),
+                            ('too many dimensions', 'more than 32'),
+                            ('a name claimed before', 'same record name')):
+            self.assertIn(words, self.flatten_both(cases[what][0])[0][0], what)
+
+    def test_the_addresses_of_a_batch(self):
+        arrays = [numpy.arange(4, dtype=numpy.float32), numpy.ones((2, 3))]
+        want = [a.__array_interface__['data'][0] for a in arrays]
+        self.assertEqual(serio._io._addresses(arrays), want)
+        # a read-only or an empty one: all of them the other way
+        for odd in (numpy.frombuffer(b'abcd', dtype=numpy.uint8), numpy.zeros(0)):
+            mixed = arrays + [odd]
+            self.assertEqual(serio._io._addresses(mixed),
+                             want + [odd.__array_interface__['data'][0]])
+
+
 class TestLegacy(Base):
     """Files of the old Serio.save(): a serio.dtypes table first."""
 
