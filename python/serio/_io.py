@@ -662,10 +662,11 @@ class RecordReader:
             offsets = self.info['offset'][:n].tolist()
             storage = self.storage
             last = n - 1
-            used = offsets[last] + int(self.info['n_values'][last]) * storage[dtypes[last]].itemsize
             if buffer.base is None:
-                # Shrunk in place before any view of it is made.
-                buffer.resize(used, refcheck=False)
+                # Shrunk in place before any view of it is made (an aligned
+                # one is not: see _aligned_buffer()).
+                buffer.resize(offsets[last] + int(self.info['n_values'][last]) *
+                              storage[dtypes[last]].itemsize, refcheck=False)
             ndarray = numpy.ndarray
             arrays = [ndarray(shape, storage[dtype], buffer, offset)
                       for shape, dtype, offset in zip(shapes, dtypes, offsets)]

@@ -316,7 +316,6 @@ class _Flattener:
                           % (kind.__module__, kind.__qualname__))
         return {'leaf': self.leaves[-1].kind}
 
-
     def array_items(self, value, keys, prefix: str) -> Optional[list]:
         """The items that node() makes of the dict value at keys, made with
         one pass of checks over all of them, when value is the common case:
@@ -631,7 +630,6 @@ class _Parser:
             else:
                 items.append((key, self.node(value, keys + (key,), depth + 1, child)))
         return items
-
 
     def leaf_pairs(self, body: list, keys, prefix: str) -> Optional[list]:
         """The items that pairs() makes of body, made with one pass of
