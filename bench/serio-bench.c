@@ -1593,6 +1593,34 @@ time_thread_op (ThreadOp     op,
   return start;
 }
 
+/* One of the two parses of time_pair(). */
+static gpointer
+pair_parse (gpointer text)
+{
+  g_autoptr(GError) error = NULL;
+  g_autoptr(SerioBundle) back = serio_bundle_new_from_bytes (text, &error);
+
+  if (back == NULL)
+    g_error ("from_bytes: %s", error->message);
+  return NULL;
+}
+
+/* Wall time of two one-thread parses of @text at once, each on a thread
+ * of its own, with nothing between them: what the machine's two cores give
+ * to two threads that share no work, the most that the library's two
+ * threads could give to one parse. A virtual machine's cores can be far
+ * from twice one (hyperthreads of one core, a neighbour's load). */
+static guint64
+time_pair (GBytes *text)
+{
+  guint64 start = clock_ns (CLOCK_MONOTONIC);
+  GThread *other = g_thread_new ("serio-bench-pair", pair_parse, text);
+
+  pair_parse (text);
+  g_thread_join (other);
+  return clock_ns (CLOCK_MONOTONIC) - start;
+}
+
 static double
 median_ms (guint64 *times,
            gsize    n)
@@ -1615,7 +1643,8 @@ print_threads (void)
   g_autofree char *saved_threads = g_strdup (saved);
   /* [op][threads][wall, cpu, caller][rep] */
   guint64 times[N_OPS][2][3][THREADS_REPS];
-  double median[N_OPS][2][3];
+  guint64 pair[THREADS_REPS];
+  double median[N_OPS][2][3], pair_ms;
 
   if (dir == NULL)
     return;
@@ -1642,6 +1671,8 @@ print_threads (void)
           times[op][t][0][r] = time.wall;
           times[op][t][1][r] = time.cpu;
           times[op][t][2][r] = time.caller;
+          if (op == OP_FROM_BYTES && t == 0)
+            pair[r] = time_pair (text);
         }
   if (saved_threads != NULL)
     g_setenv ("SERIO_THREADS", saved_threads, TRUE);
@@ -1669,6 +1700,11 @@ print_threads (void)
     }
   printf ("  a save against its floor (wall): %.2fx with one thread, %.2fx with two\n",
           median[OP_SAVE][0][0] / median[OP_FLOOR][0][0], median[OP_SAVE][1][0] / median[OP_FLOOR][1][0]);
+  pair_ms = median_ms (pair, THREADS_REPS);
+  printf ("  the machine: two one-thread from_bytes at once, a thread each, %.1f ms against %.1f\n"
+          "  for one alone: its two cores give %.2fx one core's work, the most that two threads\n"
+          "  can give here (two free cores: 2x)\n",
+          pair_ms, median[OP_FROM_BYTES][0][0], 2 * median[OP_FROM_BYTES][0][0] / pair_ms);
 }
 
 static const Codec *

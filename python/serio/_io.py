@@ -38,7 +38,8 @@ CHUNK_VALUES = 1 << 20
 # it is read on its own, into an array of its own.
 BATCH_RECORDS = 4096
 BATCH_BYTES = 8 << 20
-# The size of a huge page of x86-64 and arm64 Linux (_aligned_buffer).
+# The size of a transparent huge page of x86-64 Linux, and of arm64 Linux
+# with 4 KiB pages (_aligned_buffer()).
 HUGE_PAGE = 2 << 20
 # Records shorter than this are written BATCH_RECORDS (and about
 # BATCH_BYTES) at a time, with serio_writer_write_records(), which formats
