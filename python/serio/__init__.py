@@ -179,8 +179,10 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
                   for slot in template.slots_under(template.nodes[name])}
     slots = template.slots
     values: List[Any] = [None] * len(slots)
-    # The record name of each ndarray leaf (None for the other kinds).
+    # The record name of each ndarray leaf, and of each tensor leaf (None
+    # for the other kinds).
     ndarray_names = [slot.name if slot.kind == 'ndarray' else None for slot in slots]
+    tensor_names = [slot.name if slot.kind == 'tensor' else None for slot in slots]
 
     def check(slot, header, name):
         base, dtype, shape = header
@@ -207,7 +209,13 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
                 # for the whole batch at once.
                 values[index:end] = arrays
                 index = end
-            else:
+            elif bases == tensor_names[index:end]:
+                # the same for tensor leaves, when torch takes every array
+                tensors = _io.tensors_of(np, arrays, dtypes)
+                if tensors is not None:
+                    values[index:end] = tensors
+                    index = end
+            if index != end:
                 for base, dtype, shape, array in zip(bases, dtypes, shapes, arrays):
                     slot = slots[index]
                     if slot.kind != 'ndarray' or base != slot.name or dtype == 'bfloat16':

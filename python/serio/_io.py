@@ -814,6 +814,22 @@ def to_value(numpy, kind: str, array, dtype: str, key: str, path):
     return array
 
 
+def tensors_of(numpy, arrays, dtypes) -> Optional[list]:
+    """The torch tensors sharing the memory of the ndarrays arrays, of the
+    element types dtypes, as to_tensor() makes each; None when torch
+    cannot be imported or refuses one of them (to_tensor() then says
+    which)."""
+    try:
+        import torch
+        if 'bfloat16' not in dtypes:
+            return list(map(torch.from_numpy, arrays))
+        return [torch.from_numpy(array.view(numpy.int16)).view(torch.bfloat16)
+                if dtype == 'bfloat16' else torch.from_numpy(array)
+                for array, dtype in zip(arrays, dtypes)]
+    except (ImportError, TypeError):
+        return None
+
+
 def to_tensor(numpy, array, key, path, dtype=None):
     """A torch tensor sharing the memory of array (bfloat16 from its bit
     patterns when dtype says so)."""

@@ -407,6 +407,63 @@ class TestHostileTree(Base):
         self.assertEqual(error.code, int(Serio.Error.DOMAIN))
 
 
+class TestTensorBatches(Base):
+    """serio.load makes the tensors of a batch of tensor leaves in one go:
+    the same tensors, and the same error for an array torch refuses, as a
+    record at a time."""
+
+    def load_both(self, path):
+        """(the state or the error) of path, with the batch's tensors made
+        at once and a record at a time, and how often they were made at
+        once."""
+        made, taken = [], []
+        tensors_of = serio._io.tensors_of
+
+        def counted(*args):
+            tensors = tensors_of(*args)
+            taken.append(tensors is not None)
+            return tensors
+
+        for patched in (counted, lambda *args: None):
+            with mock.patch.object(serio._io, 'tensors_of', patched):
+                try:
+                    made.append(serio.load(path))
+                except serio.DataError as error:
+                    made.append((str(error), error.key, error.code))
+        if isinstance(made[0], tuple):
+            self.assertEqual(made[0], made[1])
+        else:
+            self.assert_same(made[0], made[1])
+        return made[0], sum(taken)
+
+    def test_tensors_made_at_once_are_those_of_a_record_at_a_time(self):
+        if torch is None:
+            self.skipTest('no PyTorch')
+        g = torch.Generator().manual_seed(3)
+        weights = {'layer%d.weight' % i: torch.randn(5, 3, generator=g) for i in range(30)}
+        mixed = dict(weights, bf=torch.randn(4, generator=g).to(torch.bfloat16),
+                     half=torch.randn(4, generator=g).half(), step=torch.tensor(7, dtype=torch.int32))
+        for what, state in (('float32', weights), ('with bfloat16 and others', mixed)):
+            with self.subTest(what):
+                serio.save(self.path(), state)
+                loaded, taken = self.load_both(self.path())
+                self.assertEqual(taken, 1)
+                self.assert_same(loaded, state)
+        # uint16, which torch 1.13 has no tensor of, under a tensor leaf
+        document = tree({'dict': [['a', {'leaf': 'tensor'}], ['b', {'leaf': 'tensor'}]]})
+        write_records(self.path(), [tree_record(document), ('a@float32[2]', [1, 2]),
+                                    ('b@uint16[2]', [3, 4])])
+        error, taken = self.load_both(self.path())
+        try:
+            torch.from_numpy(numpy.zeros(1, dtype=numpy.uint16))
+        except TypeError:
+            self.assertEqual(taken, 0)
+            self.assertIn('cannot be a torch tensor', error[0])
+            self.assertEqual(error[1:], ('b', int(Serio.Error.SYNTAX)))
+        else:
+            self.assertEqual(taken, 1)
+
+
 class TestTemplate(unittest.TestCase):
     """serio.tree's parser makes a dict of leaves of one kind (a model's
     state_dict) in one pass of checks over all its items: the template it
