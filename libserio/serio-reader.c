@@ -1466,6 +1466,7 @@ parse_values (SerioReader   *self,
               SerioParseStop stop;
               ParseSink sink = { self, cancellable };
               const char *end = NULL;
+              gboolean span_ended = FALSE;
 
               if (self->workers == NULL)
                 self->workers = _serio_workers_new ();
@@ -1474,7 +1475,8 @@ parse_values (SerioReader   *self,
               hash_upto (self, s - self->buf);
               n = _serio_workers_parse (self->workers, s, span_end, self->buf + self->end, self->dtype,
                                         out_dtype, (char *) out + got * size, max_values - got,
-                                        n_threads, &end, &stop, read_during_parse, &sink);
+                                        n_threads, &end, &span_ended, &stop, read_during_parse,
+                                        &sink);
               self->n_tokens += n;
               got += n;
               if (G_UNLIKELY (stop.misfit))
@@ -1500,7 +1502,7 @@ parse_values (SerioReader   *self,
                   return fail (self, local_error, cancellable, error);
                 }
 
-              if (end == seg_end)
+              if (span_ended && span_end == seg_end)
                 {
                   if (self->seg_eol)
                     {
@@ -1513,14 +1515,15 @@ parse_values (SerioReader   *self,
                       self->seg_valid = FALSE;
                     }
                 }
-              else if (end == span_end)
+              else if (span_ended)
                 {
                   /* the span ended at a comma before the segment's end */
                   self->pos = span_end + 1 - self->buf;
                 }
               else
                 {
-                  /* the values wanted ended first: the next token's start */
+                  /* the values wanted ended first: the next token's start,
+                   * which can be the span's end (an empty token there) */
                   self->pos = end - self->buf;
                 }
               continue;

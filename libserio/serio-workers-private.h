@@ -9,9 +9,13 @@
  * parser (parsing). A SerioWorkers holds threads of its owner's, started
  * as calls need them and joined when it is freed; in a child of fork()
  * it starts new ones. In a call, the threads work through the
- * blocks (or windows) one after the other into a ring of slots while the
- * calling thread takes the results in order, so the work flows without a
- * pause between rounds; every call ends with its threads done. The
+ * blocks (or windows) one after the other while the calling thread takes
+ * the results in order, so the work flows without a pause between
+ * rounds: formatted blocks wait in a ring of slots for the caller; a
+ * parse's windows, each parsed into a buffer of the thread's, are stored
+ * in the output as soon as the windows before them are parsed, by
+ * whichever thread is free, so that no thread waits for another's window
+ * or for the caller. Every call ends with its threads done. The
  * results do not depend on the number of threads: formatted blocks are
  * put out in order, and the first bad value reported (a bad token, or a
  * value that the type does not hold) is the first in the order of the
@@ -139,13 +143,15 @@ typedef void (*SerioTextSink) (const char *text,
  * values go to @out as elements of @out_dtype (float64, or @dtype): each
  * thread checks and converts the values of its window and writes them in
  * place, so that nothing is left to do on the calling thread. @buf_end
- * bounds the 8-byte loads. Returns the number of values stored and sets
- * *@end to where the next token starts (@span_end once every token of
- * the span was parsed). The first bad value in the text among those
- * within @max_values, be it a bad token or a value that @dtype does not
- * hold, stops the parse after the values before it and is described in
- * @stop (whose problem.reason is %NULL and misfit %FALSE otherwise); the
- * elements of @out after them are then undefined. When @sink is not
+ * bounds the 8-byte loads. Returns the number of values stored, sets
+ * *@end to where the next token starts, and *@ended to whether the last
+ * value stored ended at @span_end (every token of the span was parsed;
+ * *@end is then @span_end, which the start of a token that follows the
+ * values wanted can also be: an empty one). The first bad value in the
+ * text among those within @max_values, be it a bad token or a value that
+ * @dtype does not hold, stops the parse after the values before it and
+ * is described in @stop (whose problem.reason is %NULL and misfit %FALSE
+ * otherwise); the elements of @out after them are then undefined. When @sink is not
  * %NULL, the text from @s to where the values stored end (the comma after
  * the last window taken whole included) goes to it in pieces, from @s on
  * and without a gap, as far as the threads parsed it; the rest of the
@@ -160,6 +166,7 @@ gsize         _serio_workers_parse        (SerioWorkers       *workers,
                                            gsize               max_values,
                                            guint               n_threads,
                                            const char        **end,
+                                           gboolean           *ended,
                                            SerioParseStop     *stop,
                                            SerioTextSink       sink,
                                            gpointer            sink_data);

@@ -30,9 +30,19 @@
 #define SLOTS_PER_THREAD 2
 #define MAX_SLOTS        (SLOTS_PER_THREAD * SERIO_MAX_THREADS)
 
+/* Buffers of parsed doubles, per thread: a thread whose window cannot be
+ * stored yet (a window before it is still being parsed) keeps it in its
+ * buffer and parses on into another one, rather than waiting. */
+#define PARSE_BUFFERS_PER_THREAD 3
+#define MAX_PARSE_BUFFERS        (PARSE_BUFFERS_PER_THREAD * SERIO_MAX_THREADS)
+
 /* The output of a parse is mapped ahead of the threads' writes this much
  * at a time (a huge page), see prefault_output(). */
 #define PREFAULT_STEP (2 * 1024 * 1024)
+/* … by a thread of the parse that is free, while this many windows are
+ * left to parse or more: a step can take several hundred microseconds on
+ * a virtual machine, and the call ends only once it is done. */
+#define PREFAULT_MIN_LEFT 16
 
 /* A thread that waits for another spins this long before it sleeps: a
  * sleeping thread takes tens of microseconds to wake on a virtual
@@ -54,36 +64,47 @@ typedef struct
   guint n_waiting;      /* threads asleep on cond */
 } Signal;
 
+/* Where a window of a parse is: each goes through these in order, the
+ * first four under the lock. */
+typedef enum
+{
+  WINDOW_WAITING,       /* no thread took it yet */
+  WINDOW_PARSING,       /* a thread parses it into a buffer */
+  WINDOW_PARSED,        /* its doubles are in its buffer; where they go is
+                         * not known while a window before it is parsed */
+  WINDOW_COUNTED,       /* where they go is known (first): to be stored */
+  WINDOW_STORING,       /* a thread stores them */
+  WINDOW_STORED,        /* its buffer is free; the caller may take it */
+} WindowState;
+
+/* A window of a parse, and what its parse found. */
 typedef struct
 {
-  const char *start;
-  const char *end;
-  /* Set under the lock once the window is parsed: where its values go
-   * in the call's output, and how many it has. */
-  gboolean    counted;
-  gsize       first;
-  gsize       n;
+  const char        *start;
+  const char        *end;
+  WindowState        state;
+  guint              buffer;    /* its doubles, from its parse until stored */
+  guint              parser;    /* the thread that parsed it (see run_parse()) */
+  gsize              n;         /* the values parsed */
+  SerioCodecProblem  problem;   /* why the parse stopped before the end, if it did */
+  const char        *stop;      /* the bad token, on a problem */
+  gsize              first;     /* where its values go in the output, once counted */
+  gsize              misfit;    /* the first value the type does not hold, or NO_MISFIT */
+  double             misfit_value;
 } ParseWindow;
 
-/* The values of one window, once parsed, checked and stored. */
-typedef struct
-{
-  double            *out;       /* PARSE_ROOM values */
-  gsize              n;
-  SerioCodecProblem  problem;
-  const char        *stop;      /* the bad token, on a problem */
-  gsize              misfit;    /* the first value the type does not hold, or NO_MISFIT */
-} ParseSlot;
-
 /*
- * A call works through items (blocks to format, windows to parse) with a
- * ring of slots: item i goes into slot i % n_slots once the item before it
- * in that slot was taken. The workers' threads and the calling thread
- * claim items in order and work them; the calling thread also takes the
- * results in order, whenever the next one is ready, and works an item
- * itself otherwise, so that the call keeps n_threads threads busy and no
- * more. Everything below @lock is under it; @done is broadcast whenever a
- * slot is filled or emptied.
+ * A call to format works through items (blocks to format, groups of
+ * lines to parse) with a ring of slots: item i goes into slot i % n_slots
+ * once the item before it in that slot was taken. The workers' threads
+ * and the calling thread claim items in order and work them; the calling
+ * thread also takes the results in order, whenever the next one is ready,
+ * and works an item itself otherwise, so that the call keeps n_threads
+ * threads busy and no more. A parse of a long run of values goes so too,
+ * but for its windows' results, which do not wait in slots for the
+ * caller: see run_parse(). Everything below @lock is under it; @done is
+ * broadcast whenever a slot is filled or emptied, and whenever a parse's
+ * window is ready for its next step.
  *
  * The threads are the workers' own, not GLib's shared pool, whose count
  * of threads a child of fork() inherits though the threads are not there
@@ -108,6 +129,7 @@ struct _SerioWorkers
   guint             wanted;     /* threads still to join the call */
   gboolean          quit;
 
+  void            (*run_thread) (SerioWorkers *workers);  /* a thread's part of the call */
   void            (*work) (SerioWorkers *workers,
                            gsize         index);
   guint             running;    /* threads of the workers in the call */
@@ -129,17 +151,28 @@ struct _SerioWorkers
   gsize             block_values;
   gboolean          leading_comma;
 
-  /* parsing */
-  ParseSlot         parsed[MAX_SLOTS];
+  /* parsing: the windows, and buffers for their doubles, of which those
+   * not in use are free[0, n_free) */
   ParseWindow      *windows;
   gsize             windows_size;
+  double           *buffers[MAX_PARSE_BUFFERS];
+  guint             free[MAX_PARSE_BUFFERS];
+  guint             n_free;
+  gsize             next_count;     /* windows before it are counted */
+  gsize             counted_values; /* their values */
+  guint             n_joined;       /* threads of the workers that joined the parse */
+  gsize             next_store;     /* windows before it are stored or being stored */
+  guint             n_to_store;     /* windows counted and not being stored */
   const char       *buf_end;
   SerioDtype        dtype;
   SerioDtype        out_dtype;
   char             *out;
   gsize             max_values;
-  char             *prefaulted;      /* the output is mapped up to here */
-  gsize             prefault_values;  /* and is to be up to this value */
+  char             *prefault_base;    /* the output of the call that mapped ... */
+  char             *prefaulted;       /* ... up to here, or is mapping it */
+  gboolean          prefaulting;      /* a thread maps it */
+  gsize             prefault_values;  /* the output is to be mapped up to this value */
+  gsize             prefault_ahead;   /* values past those counted that can be stored */
 
   /* parsing whole lines: item i is lines[groups[i], groups[i + 1]) */
   SerioParseLine   *lines;
@@ -324,8 +357,9 @@ _serio_workers_free (SerioWorkers *workers)
     {
       g_free (workers->blocks[i].out);
       g_free (workers->doubles[i]);
-      g_free (workers->parsed[i].out);
     }
+  for (guint i = 0; i < MAX_PARSE_BUFFERS; i++)
+    g_free (workers->buffers[i]);
   g_free (workers->windows);
   g_free (workers->groups);
   g_mutex_clear (&workers->lock);
@@ -389,7 +423,7 @@ worker_thread (gpointer data)
       if (workers->quit)
         break;
       workers->wanted--;
-      run_in_thread (workers);
+      workers->run_thread (workers);
     }
   g_mutex_unlock (&workers->lock);
 
@@ -414,6 +448,46 @@ start_threads (SerioWorkers *workers,
   return MIN (workers->n_threads, n);
 }
 
+/* Starts a call of @n_threads threads (the calling one included; fewer
+ * when the system will not start more), each of the workers' running
+ * @run_thread, and returns with the lock held and the number of threads
+ * in the call. */
+static guint
+begin_call (SerioWorkers  *workers,
+            void         (*run_thread) (SerioWorkers *workers),
+            guint          n_threads)
+{
+  forget_threads_of_parent (workers);
+  if (n_threads > 1)
+    n_threads = 1 + start_threads (workers, n_threads - 1);
+
+  g_mutex_lock (&workers->lock);
+  workers->run_thread = run_thread;
+  workers->next_claim = 0;
+  workers->stop = FALSE;
+  workers->running = n_threads - 1;
+  workers->wanted = n_threads - 1;
+  if (n_threads > 1)
+    signal_all (&workers->wake);
+
+  return n_threads;
+}
+
+/* Ends a call, with the lock held, which it releases: the threads read
+ * the caller's data, so they must be done. One that has not joined the
+ * call yet need not. */
+static void
+end_call (SerioWorkers *workers)
+{
+  workers->stop = TRUE;
+  workers->running -= workers->wanted;
+  workers->wanted = 0;
+  signal_all (&workers->done);
+  while (workers->running > 0)
+    wait_signal (workers, &workers->done);
+  g_mutex_unlock (&workers->lock);
+}
+
 /* Works the @n_items items with @n_threads threads (the calling one
  * included) and hands each, in order, to @take on the calling thread,
  * which returns FALSE to stop. Returns the number of items taken. */
@@ -430,24 +504,14 @@ run_ring (SerioWorkers  *workers,
 {
   gsize taken = 0;
 
-  forget_threads_of_parent (workers);
   n_threads = (guint) MIN ((gsize) CLAMP (n_threads, 1, SERIO_MAX_THREADS), n_items);
-  if (n_threads > 1)
-    n_threads = 1 + start_threads (workers, n_threads - 1);
-
-  g_mutex_lock (&workers->lock);
+  n_threads = begin_call (workers, run_in_thread, n_threads);
   workers->work = work;
   workers->n_slots = SLOTS_PER_THREAD * n_threads;
   for (guint i = 0; i < workers->n_slots; i++)
     workers->slot_item[i] = NO_ITEM;
   workers->n_items = n_items;
-  workers->next_claim = 0;
   workers->next_take = 0;
-  workers->stop = FALSE;
-  workers->running = n_threads - 1;
-  workers->wanted = n_threads - 1;
-  if (n_threads > 1)
-    signal_all (&workers->wake);
 
   while (taken < n_items && !workers->stop)
     {
@@ -477,15 +541,7 @@ run_ring (SerioWorkers  *workers,
         }
     }
 
-  /* The threads read the caller's data: they must be done. One that has
-   * not joined the call yet need not. */
-  workers->stop = TRUE;
-  workers->running -= workers->wanted;
-  workers->wanted = 0;
-  signal_all (&workers->done);
-  while (workers->running > 0)
-    wait_signal (workers, &workers->done);
-  g_mutex_unlock (&workers->lock);
+  end_call (workers);
 
   return taken;
 }
@@ -714,92 +770,248 @@ _serio_workers_format_lines (SerioWorkers          *workers,
   return workers->groups[taken];
 }
 
-/* Parses window @index into its slot's doubles, checks them against the
- * type and writes those before the first misfit to the output, after the
- * values of the windows before it: where that is, the thread learns from
- * the window before, which was claimed first and so is parsed about as
- * soon as this one. */
-static void
-parse_item (SerioWorkers *workers,
-            gsize         index)
+/*
+ * A parse of a long run of values: the span is cut into windows at commas
+ * (cut_windows()), and each window is
+ *  1. parsed by a thread into a buffer of doubles of its own;
+ *  2. counted: where its values go in the output is known once every
+ *     window before it was parsed (count_windows());
+ *  3. stored: its values checked against the type and written to the
+ *     output, which frees its buffer (store_window()): by the thread that
+ *     parsed it, when the window is counted as soon as it is parsed, and
+ *     otherwise by the first thread that is free;
+ *  4. taken by the calling thread, in order (take_values()).
+ * No thread waits for another's window: one whose window cannot be
+ * counted yet leaves it in its buffer and parses the next one into
+ * another, as long as a buffer is free; and the windows do not wait for
+ * the caller to take them, which it does as it is free (between its own
+ * parses, the reads and the hashing of its sink).
+ */
+
+/* Under the lock: counts the windows parsed, in order, from the first
+ * not counted yet. Returns whether it counted any. */
+static gboolean
+count_windows (SerioWorkers *workers)
 {
-  ParseSlot *slot = &workers->parsed[index % workers->n_slots];
-  ParseWindow *window = &workers->windows[index];
-  const char *s = window->start;
-  gsize first;
-  gboolean ended;
+  gsize from = workers->next_count;
 
-  slot->n = _serio_codec_parse_tokens (&s, window->end, workers->buf_end, slot->out,
-                                       PARSE_ROOM, &ended, &slot->problem);
-  slot->stop = s;
-  slot->misfit = NO_MISFIT;
-
-  g_mutex_lock (&workers->lock);
-  while (index > 0 && !workers->windows[index - 1].counted && !workers->stop)
-    wait_signal (workers, &workers->done);
-  if (workers->stop)
+  while (workers->next_count < workers->n_items &&
+         workers->windows[workers->next_count].state == WINDOW_PARSED)
     {
-      /* The caller took what it wanted: the window before may never be
-       * parsed, and nothing of this one is needed. */
-      g_mutex_unlock (&workers->lock);
-      return;
+      ParseWindow *window = &workers->windows[workers->next_count++];
+
+      window->first = workers->counted_values;
+      window->state = WINDOW_COUNTED;
+      workers->counted_values += window->n;
+      workers->n_to_store++;
     }
-  first = index > 0 ? workers->windows[index - 1].first + workers->windows[index - 1].n : 0;
-  window->first = first;
-  window->n = slot->n;
-  window->counted = TRUE;
-  signal_all (&workers->done);
+
+  return workers->next_count > from;
+}
+
+/* Under the lock: a window counted that no thread stores yet, parsed by
+ * thread @parser unless @any, or NO_ITEM. The windows counted are those
+ * before next_count, and none before next_store is to be stored; each of
+ * those to be stored holds a buffer, so that there are few. */
+static gsize
+window_to_store (SerioWorkers *workers,
+                 guint         parser,
+                 gboolean      any)
+{
+  if (workers->n_to_store == 0)
+    return NO_ITEM;
+  while (workers->windows[workers->next_store].state != WINDOW_COUNTED)
+    workers->next_store++;
+  for (gsize i = workers->next_store; i < workers->next_count; i++)
+    {
+      const ParseWindow *window = &workers->windows[i];
+
+      if (window->state == WINDOW_COUNTED && (any || window->parser == parser))
+        return i;
+    }
+
+  return NO_ITEM;
+}
+
+/* Under the lock, which it releases while it works: stores the counted
+ * window @index, whose values, up to the first that the type does not
+ * hold, go to the output, after the values of the windows before it. */
+static void
+store_window (SerioWorkers *workers,
+              gsize         index)
+{
+  ParseWindow *window = &workers->windows[index];
+  const double *values = workers->buffers[window->buffer];
+
+  window->state = WINDOW_STORING;
+  workers->n_to_store--;
   g_mutex_unlock (&workers->lock);
 
   /* Values past those wanted are neither checked nor stored: the caller
    * has no room, and take_values() looks for a misfit only among those
-   * wanted. A window is taken only once the item that parses it is
-   * done. */
-  if (first < workers->max_values)
+   * wanted. */
+  if (window->first < workers->max_values)
     {
-      gpointer out = workers->out + first * serio_dtype_get_size (workers->out_dtype);
-      gsize n_store = MIN (slot->n, workers->max_values - first), stored;
+      gpointer out = workers->out + window->first * serio_dtype_get_size (workers->out_dtype);
+      gsize n_store = MIN (window->n, workers->max_values - window->first), stored;
 
       stored = n_store;
       if (workers->out_dtype == workers->dtype)
-        stored = _serio_dtype_store_doubles (workers->dtype, slot->out, n_store, out);
+        stored = _serio_dtype_store_doubles (workers->dtype, values, n_store, out);
       else
         {
           /* the doubles of a typed record (out_dtype is float64): checked,
            * and copied as they are */
-          _serio_dtype_find_misfit (workers->dtype, slot->out, n_store, &stored);
-          memcpy (out, slot->out, stored * sizeof (double));
+          _serio_dtype_find_misfit (workers->dtype, values, n_store, &stored);
+          memcpy (out, values, stored * sizeof (double));
         }
       if (stored < n_store)
-        slot->misfit = stored;
+        {
+          window->misfit = stored;
+          window->misfit_value = values[stored];
+        }
+    }
+
+  g_mutex_lock (&workers->lock);
+  workers->free[workers->n_free++] = window->buffer;
+  window->state = WINDOW_STORED;
+  signal_all (&workers->done);
+}
+
+/* Under the lock, which it releases while it parses: parses window @index
+ * into a free buffer and counts it, with the windows after it that were
+ * parsed before it; stores it while its doubles are in this thread's
+ * cache if it was counted, and leaves it to be stored otherwise. */
+static void
+parse_window (SerioWorkers *workers,
+              gsize         index,
+              guint         parser)
+{
+  ParseWindow *window = &workers->windows[index];
+  const char *s = window->start;
+  gboolean ended;
+
+  window->state = WINDOW_PARSING;
+  window->parser = parser;
+  window->buffer = workers->free[--workers->n_free];
+  g_mutex_unlock (&workers->lock);
+
+  window->n = _serio_codec_parse_tokens (&s, window->end, workers->buf_end,
+                                         workers->buffers[window->buffer], PARSE_ROOM, &ended,
+                                         &window->problem);
+  window->stop = s;
+  window->misfit = NO_MISFIT;
+
+  g_mutex_lock (&workers->lock);
+  window->state = WINDOW_PARSED;
+  if (count_windows (workers))
+    {
+      /* Windows after it that other threads parsed may be counted too:
+       * they are to be stored. */
+      signal_all (&workers->done);
+      if (window->state == WINDOW_COUNTED && !workers->stop)
+        store_window (workers, index);
     }
 }
 
-/* On the calling thread: maps the output of a parse for writing up to a
- * step past the huge page that holds the value @upto (from the start of
- * the output), a bound on the threads' writes. Were the threads to map it
- * by writing to it, those that meet at a page they find unmapped would
- * each have a huge page cleared for it (see _serio_prefault()). Mapping it
- * ahead is only advice: the values stored do not depend on it. */
-static void
-prefault_output (SerioWorkers *workers,
-                 gsize         upto)
+/* Under the lock: whether the output of the parse is to be mapped further
+ * ahead of the threads' writes, which go no further than the values
+ * counted and a buffer's room for each window in the threads' hands. Sets
+ * *@target to where it is to be mapped up to: a step past the huge page
+ * that holds that bound. Were the threads to map it by writing to it,
+ * those that meet at a page they find unmapped would each have a huge
+ * page cleared for it (see _serio_prefault()). */
+static gboolean
+prefault_due (SerioWorkers  *workers,
+              char         **target)
 {
   gsize size = serio_dtype_get_size (workers->out_dtype);
+  gsize upto = workers->counted_values + workers->prefault_ahead;
   char *out_end = workers->out + workers->prefault_values * size;
-  char *bound, *target;
+  char *bound;
   gsize to_page;
 
-  if (upto >= workers->prefault_values)
-    return;
+  if (workers->prefaulting || workers->n_items - workers->next_claim < PREFAULT_MIN_LEFT ||
+      upto >= workers->prefault_values)
+    return FALSE;
   bound = workers->out + upto * size;
   to_page = PREFAULT_STEP - ((guintptr) bound & (PREFAULT_STEP - 1));
-  target = (gsize) (out_end - bound) > to_page + PREFAULT_STEP ? bound + to_page + PREFAULT_STEP : out_end;
-  if (target > workers->prefaulted)
+  *target = (gsize) (out_end - bound) > to_page + PREFAULT_STEP ? bound + to_page + PREFAULT_STEP : out_end;
+
+  return *target > workers->prefaulted;
+}
+
+/* Under the lock, which it releases while it works: maps the output up
+ * to @target for writing, from where it is mapped. Mapping it ahead is
+ * only advice: the values stored do not depend on it. */
+static void
+prefault_output (SerioWorkers *workers,
+                 char         *target)
+{
+  char *from = workers->prefaulted;
+
+  workers->prefaulted = target;
+  workers->prefaulting = TRUE;
+  g_mutex_unlock (&workers->lock);
+  _serio_prefault (from, target - from);
+  g_mutex_lock (&workers->lock);
+  workers->prefaulting = FALSE;
+}
+
+/* Under the lock: works a step of the parse on thread @parser, if there
+ * is one to work: a window it parsed that is to be stored (its doubles
+ * are in its cache), then the output to map ahead of the stores, then a
+ * window to parse, then a window that another thread parsed to store.
+ * Returns whether it worked one. */
+static gboolean
+work_parse (SerioWorkers *workers,
+            guint         parser)
+{
+  char *target;
+  gsize index;
+
+  if (workers->stop)
+    return FALSE;
+  index = window_to_store (workers, parser, FALSE);
+  if (index != NO_ITEM)
     {
-      _serio_prefault (workers->prefaulted, target - workers->prefaulted);
-      workers->prefaulted = target;
+      store_window (workers, index);
+      return TRUE;
     }
+  if (prefault_due (workers, &target))
+    {
+      prefault_output (workers, target);
+      return TRUE;
+    }
+  if (workers->next_claim < workers->n_items && workers->n_free > 0)
+    {
+      parse_window (workers, workers->next_claim++, parser);
+      return TRUE;
+    }
+  index = window_to_store (workers, parser, TRUE);
+  if (index != NO_ITEM)
+    {
+      store_window (workers, index);
+      return TRUE;
+    }
+
+  return FALSE;
+}
+
+/* Under the lock, on a thread of the workers: works steps of the parse
+ * until every window was counted and is stored, or the caller stops. */
+static void
+run_parse_thread (SerioWorkers *workers)
+{
+  guint parser = ++workers->n_joined;
+
+  while (!workers->stop && (workers->next_count < workers->n_items || workers->n_to_store > 0))
+    {
+      if (!work_parse (workers, parser))
+        wait_signal (workers, &workers->done);
+    }
+  workers->running--;
+  signal_all (&workers->done);
 }
 
 typedef struct
@@ -807,61 +1019,112 @@ typedef struct
   gsize               max_values;
   gsize               stored;
   const char         *end;      /* where the values taken end */
+  gboolean            ended;    /* at the span's end */
   SerioParseStop     *stop;
   SerioTextSink       sink;
   gpointer            sink_data;
 } ParseTake;
 
+/* On the calling thread, the lock released: takes the stored window
+ * @index. Returns whether to go on. */
 static gboolean
 take_values (SerioWorkers *workers,
              gsize         index,
-             gpointer      data)
+             ParseTake    *take)
 {
-  ParseTake *take = data;
-  ParseSlot *slot = &workers->parsed[index % workers->n_slots];
+  const ParseWindow *window = &workers->windows[index];
   gsize left = take->max_values - take->stored;
-
-  /* The windows in the threads' hands, this one and those after it,
-   * store less than a slot's room each after the values taken. */
-  prefault_output (workers, take->stored + workers->n_slots * PARSE_ROOM);
 
   /* A value the type does not hold, among those wanted: the values
    * before it are stored, and it comes before any bad token after it. */
-  if (slot->misfit < left)
+  if (window->misfit < left)
     {
-      take->stored += slot->misfit;
+      take->stored += window->misfit;
       take->stop->misfit = TRUE;
-      take->stop->value = slot->out[slot->misfit];
+      take->stop->value = window->misfit_value;
       return FALSE;
     }
 
-  /* The values wanted end inside this window: they are stored; find where
-   * the next token starts. A bad token beyond them is not reached yet. */
-  if (slot->n > left)
+  /* The values wanted end inside this window, or just before its bad
+   * token: they are stored; find where the next token starts. A bad
+   * token beyond them is not reached yet, as on one thread. */
+  if (window->n > left || (window->n == left && window->problem.reason != NULL))
     {
-      const char *p = workers->windows[index].start;
+      const char *p = window->start;
 
       take->stored += left;
       for (gsize k = 0; k < left; k++)
-        p = (const char *) memchr (p, ',', workers->windows[index].end - p) + 1;
+        p = (const char *) memchr (p, ',', window->end - p) + 1;
       take->end = p;
       return FALSE;
     }
 
-  take->stored += slot->n;
-  if (slot->problem.reason == NULL)
+  take->stored += window->n;
+  if (window->problem.reason == NULL)
     {
-      /* The next token starts after the comma that ends the window. */
-      take->end = workers->windows[index].end + (index + 1 < workers->n_items);
+      /* The next token starts after the comma that ends the window, or
+       * the last window ends the span. */
+      take->ended = index + 1 == workers->n_items;
+      take->end = window->end + !take->ended;
       if (take->sink != NULL)
-        take->sink (workers->windows[index].start,
-                    take->end - workers->windows[index].start, take->sink_data);
+        take->sink (window->start, take->end - window->start, take->sink_data);
       return take->stored < take->max_values;
     }
 
-  take->stop->problem = slot->problem;
-  take->stop->bad = slot->stop;
+  take->stop->problem = window->problem;
+  take->stop->bad = window->stop;
   return FALSE;
+}
+
+/* Parses the @n_windows windows cut with @n_threads threads (the calling
+ * one included), the calling thread taking them in order as they are
+ * stored and working steps of the parse otherwise. */
+static void
+run_parse (SerioWorkers *workers,
+           ParseTake    *take,
+           guint         n_threads,
+           gsize         n_windows)
+{
+  gsize taken = 0;
+  guint n_buffers;
+
+  n_threads = (guint) MIN ((gsize) CLAMP (n_threads, 1, SERIO_MAX_THREADS), n_windows);
+  n_threads = begin_call (workers, run_parse_thread, n_threads);
+  n_buffers = PARSE_BUFFERS_PER_THREAD * n_threads;
+  for (guint i = 0; i < n_buffers; i++)
+    {
+      if (workers->buffers[i] == NULL)
+        workers->buffers[i] = g_new (double, PARSE_ROOM);
+      workers->free[i] = i;
+    }
+  workers->n_free = n_buffers;
+  workers->n_items = n_windows;
+  workers->next_count = 0;
+  workers->counted_values = 0;
+  workers->n_joined = 0;
+  workers->next_store = 0;
+  workers->n_to_store = 0;
+  workers->prefault_ahead = n_buffers * PARSE_ROOM;
+
+  while (taken < n_windows && !workers->stop)
+    {
+      if (workers->windows[taken].state == WINDOW_STORED)
+        {
+          gboolean more;
+
+          g_mutex_unlock (&workers->lock);
+          more = take_values (workers, taken++, take);
+          g_mutex_lock (&workers->lock);
+          if (!more)
+            workers->stop = TRUE;
+        }
+      else if (!work_parse (workers, 0))
+        {
+          wait_signal (workers, &workers->done);
+        }
+    }
+
+  end_call (workers);
 }
 
 /* Cuts [s, span_end) into windows of about PARSE_WINDOW bytes, each ending
@@ -888,7 +1151,7 @@ cut_windows (SerioWorkers *workers,
         }
       workers->windows[n].start = s;
       workers->windows[n].end = cut;
-      workers->windows[n].counted = FALSE;
+      workers->windows[n].state = WINDOW_WAITING;
       n++;
       if (cut == span_end)
         return n;
@@ -907,11 +1170,12 @@ _serio_workers_parse (SerioWorkers       *workers,
                       gsize               max_values,
                       guint               n_threads,
                       const char        **end,
+                      gboolean           *ended,
                       SerioParseStop     *stop,
                       SerioTextSink       sink,
                       gpointer            sink_data)
 {
-  ParseTake take = { max_values, 0, s, stop, sink, sink_data };
+  ParseTake take = { max_values, 0, s, FALSE, stop, sink, sink_data };
   gsize n_windows;
 
   g_assert (out_dtype == SERIO_DTYPE_FLOAT64 || out_dtype == dtype);
@@ -925,8 +1189,7 @@ _serio_workers_parse (SerioWorkers       *workers,
    * copy. */
   if (out_dtype == SERIO_DTYPE_FLOAT64 && (n_windows == 1 || n_threads == 1))
     {
-      gboolean ended;
-      gsize stored = _serio_codec_parse_tokens (&s, span_end, buf_end, out, max_values, &ended,
+      gsize stored = _serio_codec_parse_tokens (&s, span_end, buf_end, out, max_values, ended,
                                                 &stop->problem);
       gsize misfit;
 
@@ -942,27 +1205,27 @@ _serio_workers_parse (SerioWorkers       *workers,
       return stored;
     }
 
-  for (guint i = 0; i < SLOTS_PER_THREAD * n_threads; i++)
-    {
-      if (workers->parsed[i].out == NULL)
-        workers->parsed[i].out = g_new (double, PARSE_ROOM);
-    }
   workers->buf_end = buf_end;
   workers->dtype = dtype;
   workers->out_dtype = out_dtype;
   workers->out = out;
   workers->max_values = max_values;
 
-  /* The output is mapped ahead of the first windows' values here, and
-   * ahead of the others' as windows are taken (take_values()), up to
-   * the most values the span can hold (a token and its comma take two
-   * bytes or more). */
-  workers->prefaulted = out;
+  /* The output is mapped ahead of the values counted as the parse goes
+   * (work_parse()), up to the most values the span can hold (a token and
+   * its comma take two bytes or more), by a thread that has nothing else
+   * to do, from where it is mapped: where the values of this parse follow
+   * those of the parse before (a long line parsed a window of the
+   * reader's at a time), its mapping goes on. */
   workers->prefault_values = MIN (max_values, (gsize) (span_end - s) / 2 + 1);
-  prefault_output (workers, (gsize) SLOTS_PER_THREAD * n_threads * PARSE_ROOM);
+  if ((char *) out <= workers->prefault_base || (char *) out > workers->prefaulted)
+    workers->prefaulted = out;
+  workers->prefault_base = out;
+  workers->prefaulting = FALSE;
 
-  run_ring (workers, parse_item, take_values, &take, n_threads, n_windows);
+  run_parse (workers, &take, n_threads, n_windows);
   *end = take.end;
+  *ended = take.ended;
 
   return take.stored;
 }

@@ -1173,6 +1173,61 @@ test_typed_parallel_errors (void)
     }
 }
 
+static void
+test_bad_value_after_piece (void)
+{
+  g_test_summary ("A read of a long run's values that ends just before a bad token or a "
+                  "value the type does not hold gives those values on every number of "
+                  "threads, as on one; the next read reports the bad value.");
+  typed_all_threads ();
+
+  for (gsize c = 0; c < G_N_ELEMENTS (typed_cases); c++)
+    {
+      g_autoptr(GBytes) elements = NULL;
+      g_autoptr(GBytes) text = typed_case_text (c, &elements);
+      SerioDtype dtype = typed_cases[c].dtype;
+      gsize size = serio_dtype_get_size (dtype);
+      /* in the 3rd window of a read from the start, so that the first
+       * read is parsed in parallel */
+      gsize at = typed_token_at (text, 2 * TYPED_WINDOW + TYPED_WINDOW / 2);
+      const char *tokens[] = { "+1", typed_cases[c].misfit };
+
+      g_assert_cmpuint (at, >=, 8192);
+      for (gsize k = 0; k < G_N_ELEMENTS (tokens); k++)
+        {
+          g_autoptr(GBytes) bad = typed_text_with (text, at, tokens[k]);
+          g_autoptr(GError) serial = NULL;
+          g_autoptr(GBytes) whole = typed_read (bad, TYPED_FROM_BYTES, 1, TYPED_WHOLE, &serial);
+
+          g_assert_null (whole);
+          g_assert_nonnull (serial);
+          g_assert_cmpuint (serio_error_get_value_index (serial), ==, at + 1);
+
+          for (TypedSource source = 0; source < TYPED_N_SOURCES; source++)
+            for (guint threads = 1; threads <= 4; threads *= 2)
+              {
+                g_autoptr(SerioReader) reader = typed_reader (bad, source);
+                g_autofree guint8 *got = g_malloc (at * size);
+                g_autoptr(GError) error = NULL;
+                gsize n_read = 0;
+
+                serio_reader_set_threads (reader, threads);
+                g_assert_true (serio_reader_next (reader, NULL, &error));
+                g_assert_no_error (error);
+                if (!serio_reader_read_typed (reader, got, at, &n_read, NULL, &error))
+                  g_error ("%s, %u threads, source %d: the read of the %" G_GSIZE_FORMAT
+                           " values before the bad one failed: %s", serio_dtype_to_string (dtype),
+                           threads, source, at, error->message);
+                g_assert_cmpuint (n_read, ==, at);
+                g_assert_true (memcmp (got, g_bytes_get_data (elements, NULL), at * size) == 0);
+
+                g_assert_false (serio_reader_read_typed (reader, got, 1, &n_read, NULL, &error));
+                assert_same_error (error, serial);
+              }
+        }
+    }
+}
+
 /* The error of a reader of @stream (a sealed text of one float32 array),
  * which reads the array whole with @threads threads, or %NULL when it
  * succeeds, with every element of @elements. */
@@ -1926,6 +1981,7 @@ main (int    argc,
   g_test_add_func ("/reader/bytes-and-stream", test_bytes_and_stream);
   g_test_add_func ("/reader/typed-parallel", test_typed_parallel);
   g_test_add_func ("/reader/typed-parallel-errors", test_typed_parallel_errors);
+  g_test_add_func ("/reader/bad-value-after-piece", test_bad_value_after_piece);
   g_test_add_func ("/reader/read-error-during-parse", test_read_error_during_parse);
   g_test_add_func ("/reader/long-line-in-memory", test_long_line_in_memory);
   g_test_add_func ("/reader/long-lines", test_long_lines);

@@ -68,11 +68,12 @@ parse_all (SerioWorkers *workers,
   const float *elements = (const float *) (gpointer) out;
   SerioParseStop stop;
   const char *end = NULL;
+  gboolean ended = FALSE;
   gsize n;
 
   n = _serio_workers_parse (workers, text, text + len, text + len + PADDING, dtype, dtype, out,
-                            N_TOKENS, n_threads, &end, &stop, NULL, NULL);
-  if (n != N_TOKENS || stop.problem.reason != NULL || stop.misfit || end != text + len)
+                            N_TOKENS, n_threads, &end, &ended, &stop, NULL, NULL);
+  if (n != N_TOKENS || stop.problem.reason != NULL || stop.misfit || end != text + len || !ended)
     return FALSE;
   for (gsize i = 0; i < N_TOKENS; i++)
     {
