@@ -614,34 +614,67 @@ assemble (guint64 m,
   return m << (e + 1074);
 }
 
+/* The bits of @v (below 2^54, and even from 2^53), which a double holds
+ * exactly, made by the processor's conversion: exact whatever the
+ * rounding mode, and raising no exception. */
+static inline guint64
+exact_double_bits (guint64 v)
+{
+  double d = (double) (gint64) v;
+  guint64 bits;
+
+  memcpy (&bits, &d, sizeof bits);
+  return bits;
+}
+
 #ifdef SERIO_CODEC_SSE2
 #ifdef SERIO_CODEC_AVX2
-/* digit_mask32()'s and comma_mask32()'s constants: '0', 9 and ',' in
- * every byte. */
-static const __m256i digit_mask_constants[3] = {
+/* The constants of the AVX2 reader, in one block that one register
+ * addresses, so that each is an operand in memory rather than a register
+ * of its own, loaded again where registers run short. */
+typedef struct
+{
+  __m256i zero_char;            /* '0' in every byte (nondigit_mask32()) */
+  __m256i ten;                  /* 10 in every byte (nondigit_mask32()) */
+  __m256i comma;                /* ',' in every byte (comma_mask32()) */
+  /* The byte shuffle that moves the first n of 16 bytes to their end,
+   * zeros before them: the 16 bytes from digits_to_end + n (0x80 gives a
+   * zero). */
+  guint8  digits_to_end[32];
+  /* parse_digits16_sse2()'s weights: 10 and 1 in byte pairs, 100 and 1,
+   * 10^4 and 1 in 16-bit pairs, 10^8 in 64-bit halves */
+  __m128i pair_weights;
+  __m128i four_weights;
+  __m128i eight_weights;
+  __m128i e8;
+} ParseConstants;
+
+static const ParseConstants parse_constants = {
   { 0x3030303030303030, 0x3030303030303030, 0x3030303030303030, 0x3030303030303030 },
-  { 0x0909090909090909, 0x0909090909090909, 0x0909090909090909, 0x0909090909090909 },
+  { 0x0A0A0A0A0A0A0A0A, 0x0A0A0A0A0A0A0A0A, 0x0A0A0A0A0A0A0A0A, 0x0A0A0A0A0A0A0A0A },
   { 0x2C2C2C2C2C2C2C2C, 0x2C2C2C2C2C2C2C2C, 0x2C2C2C2C2C2C2C2C, 0x2C2C2C2C2C2C2C2C },
+  {
+    0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
+    0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
+  },
+  { 0x010A010A010A010A, 0x010A010A010A010A },
+  { 0x0001006400010064, 0x0001006400010064 },
+  { 0x0001271000012710, 0x0001271000012710 },
+  { 100000000, 100000000 },
 };
 
-/* digit_mask_constants, through a pointer opaque to the compiler, which
- * would otherwise rebuild the constants for every token (see
- * digits16_sse2()). */
-static inline const __m256i *
-mask_constants (void)
+/* parse_constants, through a pointer opaque to the compiler, which would
+ * otherwise rebuild the constants for every token (see digits16_sse2()),
+ * or keep each in a register of its own (and load it again, each token,
+ * when registers run short). */
+static inline const ParseConstants *
+reader_constants (void)
 {
-  const __m256i *k = digit_mask_constants;
+  const ParseConstants *k = &parse_constants;
 
   __asm__ ("" : "+r" (k));
   return k;
 }
-
-/* The byte shuffle that moves the first n of 16 bytes to their end, zeros
- * before them: the 16 bytes from digits_to_end + n (0x80 gives a zero). */
-static const guint8 digits_to_end[32] = {
-  0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
-  0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
-};
 
 /* Bit i set when byte i of the 32 at @s is a comma. */
 static inline guint32
@@ -649,35 +682,50 @@ comma_mask32 (const char *s)
 {
   __m256i a = _mm256_loadu_si256 ((const __m256i *) (const void *) s);
 
-  return (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (a, _mm256_load_si256 (mask_constants () + 2)));
+  return (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (a, _mm256_load_si256 (&reader_constants ()->comma)));
 }
 #endif
 
-/* Bit i set when byte i of the 32 at @s is an ASCII digit; the first 16
- * bytes minus '0' in @low16. */
+/* Bit i set when byte i of the 32 at @s is not an ASCII digit, and bit
+ * 32 too unless the form counts trailing zeros with BMI1's tzcnt (which
+ * gives 64 for none: see trailing_zeros()); the first 16 bytes minus '0'
+ * in @low16. The bits of the bytes that are not digits, rather than of
+ * those that are, so that counting a run of digits takes no inversion. */
 static inline guint64
-digit_mask32 (const char *s,
-              __m128i    *low16)
+nondigit_mask32 (const char *s,
+                 __m128i    *low16)
 {
 #ifdef SERIO_CODEC_AVX2
-  /* one load, one compare of all 32 */
-  const __m256i *k = mask_constants ();
+  /* one load, one compare of all 32: a byte minus '0' of 10 or more */
+  const ParseConstants *k = reader_constants ();
   __m256i a = _mm256_sub_epi8 (_mm256_loadu_si256 ((const __m256i *) (const void *) s),
-                               _mm256_load_si256 (k));
-  guint32 mask = (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (_mm256_min_epu8 (a, _mm256_load_si256 (k + 1)), a));
+                               _mm256_load_si256 (&k->zero_char));
+  guint32 mask = (guint32) _mm256_movemask_epi8 (_mm256_cmpeq_epi8 (_mm256_max_epu8 (a, _mm256_load_si256 (&k->ten)), a));
 
   *low16 = _mm256_castsi256_si128 (a);
   return mask;
 #else
-  const __m128i nine = _mm_set1_epi8 (9);
+  const __m128i ten = _mm_set1_epi8 (10);
   const __m128i zero_char = _mm_set1_epi8 ('0');
   __m128i a = _mm_sub_epi8 (_mm_loadu_si128 ((const __m128i *) (const void *) s), zero_char);
   __m128i b = _mm_sub_epi8 (_mm_loadu_si128 ((const __m128i *) (const void *) (s + 16)), zero_char);
-  guint32 low = (guint32) _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_min_epu8 (a, nine), a));
-  guint32 high = (guint32) _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_min_epu8 (b, nine), b));
+  guint32 low = (guint32) _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_max_epu8 (a, ten), a));
+  guint32 high = (guint32) _mm_movemask_epi8 (_mm_cmpeq_epi8 (_mm_max_epu8 (b, ten), b));
 
   *low16 = a;
-  return (guint64) low | ((guint64) high << 16);
+  return (guint64) low | ((guint64) high << 16) | (G_GUINT64_CONSTANT (1) << 32);
+#endif
+}
+
+/* The count of trailing zeros of a mask of nondigit_mask32()'s, shifted
+ * right by at most 31: never 0 where the form has no tzcnt. */
+static inline gsize
+trailing_zeros (guint64 mask)
+{
+#ifdef SERIO_CODEC_AVX2
+  return (gsize) _tzcnt_u64 (mask);
+#else
+  return (gsize) __builtin_ctzll (mask);
 #endif
 }
 
@@ -690,13 +738,16 @@ parse_digits16_sse2 (__m128i digits)
 #ifdef SERIO_CODEC_AVX2
   /* SSSE3's byte multiply-add makes the pairs in one step, SSE4.1's pack
    * and one 64-bit move the rest (simdjson's parse_eight_digits, twice) */
-  __m128i pairs = _mm_maddubs_epi16 (digits, _mm_set1_epi16 (0x010A));           /* 10·a + b */
-  __m128i fours = _mm_madd_epi16 (pairs, _mm_set1_epi32 (0x00010064));          /* 100·a + b */
+  const ParseConstants *k = reader_constants ();
+  __m128i pairs = _mm_maddubs_epi16 (digits, _mm_load_si128 (&k->pair_weights));     /* 10·a + b */
+  __m128i fours = _mm_madd_epi16 (pairs, _mm_load_si128 (&k->four_weights));         /* 100·a + b */
   __m128i fours16 = _mm_packus_epi32 (fours, fours);
-  __m128i eights = _mm_madd_epi16 (fours16, _mm_set1_epi32 (0x00012710));       /* 10^4·a + b */
-  guint64 both = (guint64) _mm_cvtsi128_si64 (eights);
+  __m128i eights = _mm_madd_epi16 (fours16, _mm_load_si128 (&k->eight_weights));     /* 10^4·a + b */
+  /* 10^8·a + b, the eights in the low 64 bits */
+  __m128i high = _mm_mul_epu32 (eights, _mm_load_si128 (&k->e8));
+  __m128i low = _mm_srli_epi64 (eights, 32);
 
-  return (both & 0xFFFFFFFF) * 100000000 + (both >> 32);
+  return (guint64) _mm_cvtsi128_si64 (_mm_add_epi64 (high, low));
 #else
   __m128i even = _mm_and_si128 (digits, _mm_set1_epi16 (0x00FF));
   __m128i odd = _mm_srli_epi16 (digits, 8);
@@ -721,7 +772,7 @@ parse_digits4 (const char *p,
   guint64 v;
 
   memcpy (&chunk, p, sizeof chunk);
-  v = (GUINT32_FROM_LE (chunk) & 0x0F0F0F0F) << (8 * (4 - n));
+  v = (GUINT32_FROM_LE (chunk) & 0x0F0F0F0F) << (32 - 8 * n);
   v = (v * 10 + (v >> 8)) & 0x00FF00FF;                   /* two pairs */
 
   return ((v * 0x00640001) >> 16) & 0xFFFF;               /* 100·a + b */
@@ -742,17 +793,19 @@ parse_token_fast (const char *token,
                   gboolean    simd)
 {
   const char *t;
-  guint64 v, e_abs;
-  int nd, q, ne, len, e;
+  guint64 v, e_abs, vbits;
+  gsize nd, q, ne;
+  int e, top;
   gboolean e_negative;
 #ifdef SERIO_CODEC_SSE2
   __m128i low16 = _mm_setzero_si128 ();
-  guint64 digits = simd ? digit_mask32 (s, &low16) : 0;
+  guint64 nondigits = simd ? nondigit_mask32 (s, &low16) : 0;
 #endif
 #ifdef SERIO_CODEC_AVX2
   /* Where the token must end, found apart from its parse: its first comma
-   * or the end of its line, whichever comes first (beyond the 32 bytes,
-   * no valid token of this path ends). The next token's address then
+   * or the end of its line, whichever comes first (a token without a
+   * comma in its 32 bytes gets 64 of them, where no valid token of this
+   * path ends: tzcnt of a 32-bit mask in a 64-bit register). The next token's address then
    * depends on one load, one compare and a count, not on the sign, the
    * digits, the "p" and the exponent, so that the next parse can start
    * before this one ends; the parse only checks that it ends there. As
@@ -760,8 +813,7 @@ parse_token_fast (const char *token,
    * ending at a comma or at @line_end, as the other forms check it.
    * Opaque to the compiler, which would otherwise take the parse's end
    * for it, being equal. */
-  const char *end = token + __builtin_ctzll ((guint64) comma_mask32 (token) |
-                                             (G_GUINT64_CONSTANT (1) << 32));
+  const char *end = token + _tzcnt_u64 (comma_mask32 (token));
 
   end = end < line_end ? end : line_end;
   __asm__ ("" : "+r" (end));
@@ -773,7 +825,7 @@ parse_token_fast (const char *token,
 #endif
 #ifdef SERIO_CODEC_SSE2
   if (simd)
-    nd = __builtin_ctzll (~digits);
+    nd = trailing_zeros (nondigits);
   else
 #endif
     {
@@ -786,7 +838,7 @@ parse_token_fast (const char *token,
         }
     }
 
-  if (G_UNLIKELY ((guint) nd - 1 >= 16))       /* nd == 0 || nd > 16 */
+  if (G_UNLIKELY (nd - 1 >= 16))       /* nd == 0 || nd > 16 */
     return NULL;
   if (G_UNLIKELY (*s == '0'))
     {
@@ -802,7 +854,7 @@ parse_token_fast (const char *token,
   /* Any count of digits, with no branch: moved to the end of the 16
    * bytes, zeros before them (SSSE3's byte shuffle) */
   v = parse_digits16_sse2 (_mm_shuffle_epi8 (low16, _mm_loadu_si128 ((const __m128i *) (const void *)
-                                                                     (digits_to_end + nd))));
+                                                                     (reader_constants ()->digits_to_end + nd))));
 #else
 #ifdef SERIO_CODEC_SSE2
   if (simd && nd == 16)
@@ -818,13 +870,11 @@ parse_token_fast (const char *token,
   t = s + nd;
   if (TOKEN_ENDS_AT (t))
     {
-      /* below 10^16: plain digits are below 2^62 */
-      int tz = __builtin_ctzll (v);
-
-      len = bit_length (v) - tz;
-      if (G_UNLIKELY (len > 53))
+      /* below 10^16 < 2^54 (plain digits are below 2^62): an odd one from
+       * 2^53 has more than 53 significant bits */
+      if (G_UNLIKELY (v >= TWO_POW_53 && (v & 1) != 0))
         return NULL;
-      *bits = sign | assemble (v >> tz, len, tz);
+      *bits = sign | exact_double_bits (v);
       return TOKEN_END (t);
     }
 
@@ -835,24 +885,30 @@ parse_token_fast (const char *token,
   q += e_negative;
 #ifdef SERIO_CODEC_SSE2
   if (simd)
-    ne = __builtin_ctzll (~(digits >> q));
+    ne = trailing_zeros (nondigits >> q);
   else
 #endif
     ne = leading_digits (load_le64 (s + q));
   /* one to four digits, the first not 0 */
-  if (G_UNLIKELY ((guint) ne - 1 >= 4 || s[q] == '0'))
+  if (G_UNLIKELY (ne - 1 >= 4 || s[q] == '0'))
     return NULL;
   e_abs = parse_digits4 (s + q, ne);
   t = s + q + ne;
   if (G_UNLIKELY (!TOKEN_ENDS_AT (t) || (v & 1) == 0 || v >= TWO_POW_53))
     return NULL;
 
+  /* v·2^e is the double that holds v (odd, below 2^53) with e added to
+   * its exponent: when the biased exponent that gives is that of a normal
+   * number, 1..2046; the general path takes the others, subnormal
+   * numbers among them. An integer below 2^62 (an exponent of 1023 + 61
+   * or less) must be written as digits. */
   e = e_negative ? -(int) e_abs : (int) e_abs;
-  len = bit_length (v);
-  if (G_UNLIKELY (e < -1074 || e + len - 1 > 1023 || (e > 0 && e + len <= 62)))
+  vbits = exact_double_bits (v);
+  top = (int) (vbits >> FRAC_BITS) + e;
+  if (G_UNLIKELY ((guint) (top - 1) >= 2046 || (e > 0 && top <= 1023 + 61)))
     return NULL;
 
-  *bits = sign | assemble (v, len, e);
+  *bits = sign | (vbits + ((guint64) (gint64) e << FRAC_BITS));
   return TOKEN_END (t);
 }
 #undef TOKEN_ENDS_AT

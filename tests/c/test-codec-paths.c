@@ -16,6 +16,19 @@
 #include <math.h>
 #include <string.h>
 
+#ifdef __SSE2__
+# include <xmmintrin.h>
+# define HAVE_MXCSR 1
+/* An MXCSR that unmasks every exception, flushes to zero, takes
+ * denormals as zero and rounds toward zero, its flags clear (as
+ * test-dtype-store.c has it). */
+static unsigned int
+hostile_mxcsr (void)
+{
+  return (_mm_getcsr () & ~(0x1F80u | 0x003Fu)) | 0x8000u | 0x0040u | 0x6000u;
+}
+#endif
+
 #include "serio-codec-private.h"
 #include "test-utils.h"
 
@@ -209,6 +222,85 @@ test_paths_random (void)
     }
 }
 
+static void
+test_paths_environment (void)
+{
+#ifdef HAVE_MXCSR
+  g_autoptr(GArray) patterns = test_load_patterns ();
+  g_autoptr(GArray) paths = available_paths ();
+  gsize n_values = patterns->len + 4096;
+  g_autofree double *values = g_new (double, n_values);
+  static const char *const inexact[] = {
+    "9007199254740993", "9999999999999999", "-9007199254740995", "9007199254740993p1",
+    "9999999999999999p-1000",
+  };
+
+  g_test_summary ("Every form writes and reads the patterns of f64_patterns.txt and "
+                  "integers up to 2^54 to the same bytes and bits with an MXCSR that traps "
+                  "every exception, flushes to zero, takes denormals as zero and rounds "
+                  "toward zero, and raises no exception flag: the reader's conversions of "
+                  "integers to doubles are exact.");
+
+  for (guint i = 0; i < patterns->len; i++)
+    values[i] = test_double_of (g_array_index (patterns, guint64, i));
+  /* integers of every length to 2^54, the odd ones below 2^53 */
+  for (gsize i = 0; i < 4096; i++)
+    {
+      guint64 v = test_rand_u64 () >> g_test_rand_int_range (10, 64);
+
+      values[patterns->len + i] = (double) (v >= (G_GUINT64_CONSTANT (1) << 53) ? v & ~G_GUINT64_CONSTANT (1) : v);
+    }
+
+  for (guint p = 0; p < paths->len; p++)
+    {
+      SerioCodecPath path = g_array_index (paths, SerioCodecPath, p);
+      g_autoptr(GString) expected = write_on (path, values, n_values, FALSE);
+      g_autoptr(GString) text = NULL;
+      gsize line_end = expected->len - strlen (TAIL) - 1;
+      g_autofree double *want = g_new0 (double, n_values);
+      g_autofree double *got = g_new0 (double, n_values);
+      ParseResult reference, result;
+      unsigned int csr, after;
+
+      reference = parse_on (path, expected->str, 0, line_end, expected->len, want, n_values);
+      g_assert_cmpuint (reference.n, ==, n_values);
+
+      csr = _mm_getcsr ();
+      _mm_setcsr (hostile_mxcsr ());
+      text = write_on (path, values, n_values, FALSE);
+      result = parse_on (path, text->str, 0, line_end, text->len, got, n_values);
+      after = _mm_getcsr ();
+      _mm_setcsr (csr);
+
+      g_test_message ("path %s", _serio_codec_path_name (path));
+      g_assert_cmphex (after, ==, hostile_mxcsr ());
+      g_assert_cmpmem (text->str, text->len, expected->str, expected->len);
+      assert_same_result (&result, &reference);
+      g_assert_cmpmem (got, n_values * sizeof (double), want, n_values * sizeof (double));
+
+      /* and significands that a double does not hold: refused, exactly so */
+      for (gsize i = 0; i < G_N_ELEMENTS (inexact); i++)
+        {
+          gsize len = strlen (inexact[i]);
+          g_autofree char *line = g_strconcat (inexact[i], "\n" TAIL, NULL);
+          double value[1];
+
+          reference = parse_on (path, line, 0, len, strlen (line), value, 1);
+          g_assert_nonnull (reference.reason);
+          csr = _mm_getcsr ();
+          _mm_setcsr (hostile_mxcsr ());
+          result = parse_on (path, line, 0, len, strlen (line), value, 1);
+          after = _mm_getcsr ();
+          _mm_setcsr (csr);
+          g_assert_cmphex (after, ==, hostile_mxcsr ());
+          assert_same_result (&result, &reference);
+        }
+    }
+#else
+  g_test_skip ("no MXCSR here");
+#endif
+}
+
 /* Parses @token (with @before and @after around it on its line) on every
  * form; all must stop at the same place with the same value or error. */
 static void
@@ -391,6 +483,7 @@ main (int   argc,
   g_test_add_func ("/codec-paths/patterns", test_paths_patterns);
   g_test_add_func ("/codec-paths/random", test_paths_random);
   g_test_add_func ("/codec-paths/rejections", test_paths_rejections);
+  g_test_add_func ("/codec-paths/environment", test_paths_environment);
 
   return g_test_run ();
 }
