@@ -641,6 +641,9 @@ typedef struct
    * zeros before them: the 16 bytes from digits_to_end + n (0x80 gives a
    * zero). */
   guint8  digits_to_end[32];
+  /* For n digits that end 4-byte little-endian chunk, the mask that keeps
+   * them, their values as 0..9, and zeros the bytes before them */
+  guint32 last_digits[5];
   /* parse_digits16_sse2()'s weights: 10 and 1 in byte pairs, 100 and 1,
    * 10^4 and 1 in 16-bit pairs, 10^8 in 64-bit halves */
   __m128i pair_weights;
@@ -657,6 +660,7 @@ static const ParseConstants parse_constants = {
     0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80,
     0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15,
   },
+  { 0, 0x0F000000, 0x0F0F0000, 0x0F0F0F00, 0x0F0F0F0F },
   { 0x010A010A010A010A, 0x010A010A010A010A },
   { 0x0001006400010064, 0x0001006400010064 },
   { 0x0001271000012710, 0x0001271000012710 },
@@ -763,19 +767,25 @@ parse_digits16_sse2 (__m128i digits)
 }
 #endif
 
+/* The value of the four digits (0..9) in the bytes of @v, the first in the
+ * lowest: missing leading digits are zeros. */
+static inline guint64
+parse_digits4_aligned (guint64 v)
+{
+  v = (v * 10 + (v >> 8)) & 0x00FF00FF;                   /* two pairs */
+
+  return ((v * 0x00640001) >> 16) & 0xFFFF;               /* 100·a + b */
+}
+
 /* The value of the first @n (1..4) digits of the 4 bytes at @p. */
 static inline guint64
 parse_digits4 (const char *p,
                int         n)
 {
   guint32 chunk;
-  guint64 v;
 
   memcpy (&chunk, p, sizeof chunk);
-  v = (GUINT32_FROM_LE (chunk) & 0x0F0F0F0F) << (32 - 8 * n);
-  v = (v * 10 + (v >> 8)) & 0x00FF00FF;                   /* two pairs */
-
-  return ((v * 0x00640001) >> 16) & 0xFFFF;               /* 100·a + b */
+  return parse_digits4_aligned ((GUINT32_FROM_LE (chunk) & 0x0F0F0F0F) << (32 - 8 * n));
 }
 
 /* The common tokens, straight through: a significand of at most 16 digits,
@@ -892,8 +902,21 @@ parse_token_fast (const char *token,
   /* one to four digits, the first not 0 */
   if (G_UNLIKELY (ne - 1 >= 4 || s[q] == '0'))
     return NULL;
-  e_abs = parse_digits4 (s + q, ne);
   t = s + q + ne;
+#ifdef SERIO_CODEC_AVX2
+  /* from the 4 bytes that end with them, which the token holds when it
+   * has 4 bytes or more (shorter ones take the general path) */
+  {
+    guint32 chunk;
+
+    if (G_UNLIKELY (q + ne < 4))
+      return NULL;
+    memcpy (&chunk, t - 4, sizeof chunk);
+    e_abs = parse_digits4_aligned (GUINT32_FROM_LE (chunk) & reader_constants ()->last_digits[ne]);
+  }
+#else
+  e_abs = parse_digits4 (s + q, ne);
+#endif
   if (G_UNLIKELY (!TOKEN_ENDS_AT (t) || (v & 1) == 0 || v >= TWO_POW_53))
     return NULL;
 
@@ -901,11 +924,12 @@ parse_token_fast (const char *token,
    * its exponent: when the biased exponent that gives is that of a normal
    * number, 1..2046; the general path takes the others, subnormal
    * numbers among them. An integer below 2^62 (an exponent of 1023 + 61
-   * or less) must be written as digits. */
+   * or less) must be written as digits: a value with a positive exponent
+   * (e_abs is at least 1, its first digit not 0) is an integer. */
   e = e_negative ? -(int) e_abs : (int) e_abs;
   vbits = exact_double_bits (v);
   top = (int) (vbits >> FRAC_BITS) + e;
-  if (G_UNLIKELY ((guint) (top - 1) >= 2046 || (e > 0 && top <= 1023 + 61)))
+  if (G_UNLIKELY ((guint) (top - 1) >= 2046 || (!e_negative && top <= 1023 + 61)))
     return NULL;
 
   *bits = sign | (vbits + ((guint64) (gint64) e << FRAC_BITS));
