@@ -641,8 +641,8 @@ typedef struct
    * zeros before them: the 16 bytes from digits_to_end + n (0x80 gives a
    * zero). */
   guint8  digits_to_end[32];
-  /* For n digits that end 4-byte little-endian chunk, the mask that keeps
-   * them, their values as 0..9, and zeros the bytes before them */
+  /* For the n digits that end a 4-byte little-endian chunk, the mask that
+   * keeps them, as values 0..9, and zeros the bytes before them */
   guint32 last_digits[5];
   /* parse_digits16_sse2()'s weights: 10 and 1 in byte pairs, 100 and 1,
    * 10^4 and 1 in 16-bit pairs, 10^8 in 64-bit halves */
@@ -814,15 +814,15 @@ parse_token_fast (const char *token,
 #ifdef SERIO_CODEC_AVX2
   /* Where the token must end, found apart from its parse: its first comma
    * or the end of its line, whichever comes first (a token without a
-   * comma in its 32 bytes gets 64 of them, where no valid token of this
-   * path ends: tzcnt of a 32-bit mask in a 64-bit register). The next token's address then
-   * depends on one load, one compare and a count, not on the sign, the
-   * digits, the "p" and the exponent, so that the next parse can start
-   * before this one ends; the parse only checks that it ends there. As
-   * the bytes before that end are digits, "p" and "-", ending there is
-   * ending at a comma or at @line_end, as the other forms check it.
-   * Opaque to the compiler, which would otherwise take the parse's end
-   * for it, being equal. */
+   * comma in its 32 bytes gets 64 of them, tzcnt of a 32-bit mask in a
+   * 64-bit register, where no valid token of this path ends). The next
+   * token's address then depends on one load, one compare and a count,
+   * not on the sign, the digits, the "p" and the exponent, so that the
+   * next parse can start before this one ends; the parse only checks
+   * that it ends there. As the bytes before that end are digits, "p" and
+   * "-", ending there is ending at a comma or at @line_end, as the other
+   * forms check it. Opaque to the compiler, which would otherwise take
+   * the parse's end for it, being equal. */
   const char *end = token + _tzcnt_u64 (comma_mask32 (token));
 
   end = end < line_end ? end : line_end;

@@ -64,8 +64,10 @@ typedef struct
   guint n_waiting;      /* threads asleep on cond */
 } Signal;
 
-/* Where a window of a parse is: each goes through these in order, the
- * first four under the lock. */
+/* Where a window of a parse is: each goes through these in order, each
+ * change under the lock. What a thread writes of a window without the
+ * lock (its parse's results, its misfit) it writes before the change
+ * that hands the window on. */
 typedef enum
 {
   WINDOW_WAITING,       /* no thread took it yet */
@@ -84,7 +86,8 @@ typedef struct
   const char        *end;
   WindowState        state;
   guint              buffer;    /* its doubles, from its parse until stored */
-  guint              parser;    /* the thread that parsed it (see run_parse()) */
+  guint              parser;    /* the thread that parsed it: 0 for the caller,
+                                 * from 1 for the workers' (run_parse_thread()) */
   gsize              n;         /* the values parsed */
   SerioCodecProblem  problem;   /* why the parse stopped before the end, if it did */
   const char        *stop;      /* the bad token, on a problem */
@@ -94,8 +97,8 @@ typedef struct
 } ParseWindow;
 
 /*
- * A call to format works through items (blocks to format, groups of
- * lines to parse) with a ring of slots: item i goes into slot i % n_slots
+ * A call that formats blocks, or parses groups of short lines, works
+ * through them as items with a ring of slots: item i goes into slot i % n_slots
  * once the item before it in that slot was taken. The workers' threads
  * and the calling thread claim items in order and work them; the calling
  * thread also takes the results in order, whenever the next one is ready,
