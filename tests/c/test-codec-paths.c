@@ -16,21 +16,12 @@
 #include <math.h>
 #include <string.h>
 
-#ifdef __SSE2__
-# include <xmmintrin.h>
-# define HAVE_MXCSR 1
-/* An MXCSR that unmasks every exception, flushes to zero, takes
- * denormals as zero and rounds toward zero, its flags clear (as
- * test-dtype-store.c has it). */
-static unsigned int
-hostile_mxcsr (void)
-{
-  return (_mm_getcsr () & ~(0x1F80u | 0x003Fu)) | 0x8000u | 0x0040u | 0x6000u;
-}
-#endif
-
 #include "serio-codec-private.h"
 #include "test-utils.h"
+
+#ifdef TEST_HAVE_MXCSR
+# include <xmmintrin.h>
+#endif
 
 /* Bytes after a line in a buffer: digits, so that a kernel that reads past
  * the end of its line would see more of a number there. */
@@ -225,7 +216,7 @@ test_paths_random (void)
 static void
 test_paths_environment (void)
 {
-#ifdef HAVE_MXCSR
+#ifdef TEST_HAVE_MXCSR
   g_autoptr(GArray) patterns = test_load_patterns ();
   g_autoptr(GArray) paths = available_paths ();
   gsize n_values = patterns->len + 4096;
@@ -266,7 +257,7 @@ test_paths_environment (void)
       g_assert_cmpuint (reference.n, ==, n_values);
 
       csr = _mm_getcsr ();
-      _mm_setcsr (hostile_mxcsr ());
+      _mm_setcsr (test_hostile_mxcsr ());
       during = _mm_getcsr ();
       text = write_on (path, values, n_values, FALSE);
       result = parse_on (path, text->str, 0, line_end, text->len, got, n_values);
@@ -291,7 +282,7 @@ test_paths_environment (void)
           reference = parse_on (path, line, 0, len, strlen (line), value, 1);
           g_assert_nonnull (reference.reason);
           csr = _mm_getcsr ();
-          _mm_setcsr (hostile_mxcsr ());
+          _mm_setcsr (test_hostile_mxcsr ());
           during = _mm_getcsr ();
           result = parse_on (path, line, 0, len, strlen (line), value, 1);
           after = _mm_getcsr ();

@@ -17,22 +17,12 @@
 #include <math.h>
 #include <string.h>
 
-#ifdef __SSE2__
-# include <xmmintrin.h>
-# define HAVE_MXCSR 1
-/* An MXCSR that unmasks every exception, flushes to zero, takes
- * denormals as zero and rounds toward zero, its flags clear. The x87
- * control word is left alone: on i686 a double comes back from a call in
- * an x87 register, which must not trap. */
-static unsigned int
-hostile_mxcsr (void)
-{
-  return (_mm_getcsr () & ~(0x1F80u | 0x003Fu)) | 0x8000u | 0x0040u | 0x6000u;
-}
-#endif
-
 #include "serio-dtype-private.h"
 #include "test-utils.h"
+
+#ifdef TEST_HAVE_MXCSR
+# include <xmmintrin.h>
+#endif
 
 #define MAX_RUN 40
 #define FILL    0xA5
@@ -174,7 +164,7 @@ test_store_doubles_every_half (gconstpointer data)
 static void
 test_store_float32_environment (void)
 {
-#ifdef HAVE_MXCSR
+#ifdef TEST_HAVE_MXCSR
   enum { N = 64 };
   const double lacks[] = { 0.1, 1e300, -1e300, 0x1p-150, 1 + 0x1p-24, 0x1p-1074 };
   const double holds[] = { 0x1p-149, -0x1p-126, 0x1.fffffep127, INFINITY, -0.0, 1.5 };
@@ -203,7 +193,7 @@ test_store_float32_environment (void)
 
       memset (got, FILL, sizeof got);
       csr = _mm_getcsr ();
-      _mm_setcsr (hostile_mxcsr ());
+      _mm_setcsr (test_hostile_mxcsr ());
       during = _mm_getcsr ();
       stored = _serio_dtype_store_doubles (SERIO_DTYPE_FLOAT32, values, N, got);
       if (!_serio_dtype_find_misfit (SERIO_DTYPE_FLOAT32, values, N, &checked))
@@ -274,7 +264,7 @@ test_widen_float32 (void)
   for (guint round = 0; round < (guint) MAX (test_iterations (3000), 300); round++)
     {
       gsize n = round % (N + 1), bad;
-#ifdef HAVE_MXCSR
+#ifdef TEST_HAVE_MXCSR
       gboolean hostile = round % 2 == 1;
       unsigned int csr = _mm_getcsr (), during = 0, after = 0;
 #endif
@@ -283,15 +273,15 @@ test_widen_float32 (void)
         elements[i] = any_float32 ();
       memcpy (raw + 1, elements, n * 4);
       memset (got, FILL, sizeof got);
-#ifdef HAVE_MXCSR
+#ifdef TEST_HAVE_MXCSR
       if (hostile)
         {
-          _mm_setcsr (hostile_mxcsr ());
+          _mm_setcsr (test_hostile_mxcsr ());
           during = _mm_getcsr ();
         }
 #endif
       g_assert_true (_serio_dtype_to_doubles (SERIO_DTYPE_FLOAT32, raw + 1, n, got, &bad));
-#ifdef HAVE_MXCSR
+#ifdef TEST_HAVE_MXCSR
       if (hostile)
         {
           after = _mm_getcsr ();

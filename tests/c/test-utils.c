@@ -14,6 +14,19 @@
 # include <signal.h>
 # include <sys/wait.h>
 #endif
+#ifdef TEST_HAVE_MXCSR
+# include <xmmintrin.h>
+#endif
+
+#ifdef TEST_HAVE_MXCSR
+/* The x87 control word is left alone: on i686 a double comes back from a
+ * call in an x87 register, which must not trap. */
+unsigned int
+test_hostile_mxcsr (void)
+{
+  return (_mm_getcsr () & ~(0x1F80u | 0x003Fu)) | 0x8000u | 0x0040u | 0x6000u;
+}
+#endif
 
 guint64
 test_bits_of (double value)

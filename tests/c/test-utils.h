@@ -39,6 +39,15 @@ void     test_assert_same_bits    (const double  *actual,
 
 long     test_status_kib          (const char    *field);
 
+#ifdef __SSE2__
+/* An MXCSR that unmasks every exception, flushes to zero, takes denormals
+ * as zero and rounds toward zero, its flags clear: the hostile
+ * environment in which the library's conversions must neither trap nor
+ * change their results. */
+# define TEST_HAVE_MXCSR 1
+unsigned int test_hostile_mxcsr   (void);
+#endif
+
 #ifdef G_OS_UNIX
 gboolean test_wait_child          (GPid           pid,
                                    guint          deadline_s,
