@@ -12,7 +12,11 @@ batches, as serio.save does, and a record at a time).
 Each figure is the best of --reps runs, each in a fresh process (so that
 no run finds the previous one's pages or imports warm), files on tmpfs
 (/dev/shm) unless --dir says otherwise, all threads, most of the free
-memory touched once before the first run (warm_memory):
+memory touched once before the first run (warm_memory). The operations
+compared take turns, a process each, one after the other, --reps times,
+so that a change in the machine's load meets all of them: besides the
+ratios of their best times, the median of the ratios of each turn is
+printed.
 
     build/bench/bench_checkpoint.py [--values 30000000] [--arrays 4]
         [--small 10000] [--reps 3] [--dir /dev/shm]
@@ -22,6 +26,7 @@ memory touched once before the first run (warm_memory):
 import argparse
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -117,15 +122,32 @@ def warm_memory():
     return gib
 
 
+def run_fresh(op, path, values, arrays):
+    """The seconds of one operation, in a fresh process."""
+    out = subprocess.run([sys.executable, '-B', __file__, '--one', op, path,
+                          str(values), str(arrays)],
+                         check=True, stdout=subprocess.PIPE, text=True).stdout
+    return float(out.split()[-1])
+
+
 def fresh(op, path, values, arrays, reps):
-    best = None
+    return min(run_fresh(op, path, values, arrays) for _ in range(reps))
+
+
+def turns(runs, reps):
+    """Run each operation of runs, an (op, path, values, arrays) tuple, in
+    a fresh process, one after the other, reps times: the seconds of
+    each, a list for each operation."""
+    times = [[] for _ in runs]
     for _ in range(reps):
-        out = subprocess.run([sys.executable, '-B', __file__, '--one', op, path,
-                              str(values), str(arrays)],
-                             check=True, stdout=subprocess.PIPE, text=True).stdout
-        seconds = float(out.split()[-1])
-        best = seconds if best is None else min(best, seconds)
-    return best
+        for run, seconds in zip(runs, times):
+            seconds.append(run_fresh(*run))
+    return times
+
+
+def median_ratio(times, other):
+    """The median of the ratios of two operations' seconds in each turn."""
+    return statistics.median(a / b for a, b in zip(times, other))
 
 
 def main():
@@ -147,7 +169,7 @@ def main():
     import torch  # noqa: F401  (fails early if it is missing)
     warmed = warm_memory()
     print('Python checkpoints: %d float32 values in %d arrays, %s, threads %s, '
-          'best of %d fresh processes, %d GiB of memory warmed first'
+          'best of %d fresh processes taking turns, %d GiB of memory warmed first'
           % (args.values, args.arrays, args.dir, os.environ.get('SERIO_THREADS', 'all'),
              args.reps, warmed))
     try:
@@ -160,13 +182,15 @@ def main():
         files = {kind: os.path.join(work, 'ckpt.' + kind)
                  for kind in ('serio', 'c', 'torch', 'numpy')}
         files['numpy'] += '.npz'
-        rows = []
-        for kind in ('serio', 'c', 'torch', 'numpy'):
-            save = fresh(kind + '-save', files[kind], args.values, args.arrays, args.reps)
-            # The C library reads the file serio.save wrote.
-            source = files['serio'] if kind == 'c' else files[kind]
-            load = fresh(kind + '-load', source, args.values, args.arrays, args.reps)
-            rows.append((kind, save, load, os.path.getsize(files[kind])))
+        kinds = ('serio', 'c', 'torch', 'numpy')
+        # The C library reads the file serio.save wrote.
+        sources = {kind: files['serio'] if kind == 'c' else files[kind] for kind in kinds}
+        saves = dict(zip(kinds, turns([(kind + '-save', files[kind], args.values, args.arrays)
+                                       for kind in kinds], args.reps)))
+        loads = dict(zip(kinds, turns([(kind + '-load', sources[kind], args.values, args.arrays)
+                                       for kind in kinds], args.reps)))
+        rows = [(kind, min(saves[kind]), min(loads[kind]), os.path.getsize(files[kind]))
+                for kind in kinds]
         ref = {kind: (save, load) for kind, save, load, _ in rows}
         print('%-8s %10s %10s %8s %8s %8s %8s %12s' % ('', 'save s', 'load s', 'save/C',
                                                     'load/C', 'save/tch', 'load/tch', 'bytes'))
@@ -174,24 +198,35 @@ def main():
             print('%-8s %10.3f %10.3f %8.2f %8.2f %8.2f %8.2f %12d' % (
                 kind, save, load, save / ref['c'][0], load / ref['c'][1],
                 save / ref['torch'][0], load / ref['torch'][1], size))
+        print('the median of the %d turns\' ratios: serio.save %.2f× C, %.2f× torch; '
+              'serio.load %.2f× C, %.2f× torch' % (
+                  args.reps, median_ratio(saves['serio'], saves['c']),
+                  median_ratio(saves['serio'], saves['torch']),
+                  median_ratio(loads['serio'], loads['c']),
+                  median_ratio(loads['serio'], loads['torch'])))
 
         # Many small arrays against one of the same total size.
         small = files['serio'] + '.small'
         big = files['serio'] + '.big'
         total = args.values // args.arrays
         per = max(1, total // args.small)
-        t_small = (fresh('serio-save', small, per * args.small, args.small, args.reps),
-                   fresh('serio-load', small, per * args.small, args.small, args.reps))
-        t_big = (fresh('serio-save', big, per * args.small, 1, args.reps),
-                 fresh('serio-load', big, per * args.small, 1, args.reps))
-        t_single = fresh('serio-single-save', small, per * args.small, args.small, args.reps)
-        print('%d arrays of %d float32 values against 1 of %d: save %.3f s / %.3f s '
-              '= %.2f×, load %.3f s / %.3f s = %.2f×' % (
-                  args.small, per, per * args.small, t_small[0], t_big[0],
-                  t_small[0] / t_big[0], t_small[1], t_big[1], t_small[1] / t_big[1]))
+        n = per * args.small
+        small_saves, big_saves = turns([('serio-save', small, n, args.small),
+                                        ('serio-save', big, n, 1)], args.reps)
+        small_loads, big_loads = turns([('serio-load', small, n, args.small),
+                                        ('serio-load', big, n, 1)], args.reps)
+        t_single = fresh('serio-single-save', small, n, args.small, args.reps)
+        print('%d arrays of %d float32 values against 1 of %d, taking turns:' % (
+            args.small, per, n))
+        for what, t_small, t_big in (('save', small_saves, big_saves),
+                                     ('load', small_loads, big_loads)):
+            print('  %s %.3f s / %.3f s = %.2f× (best against best), %.2f× (median of the '
+                  '%d turns\' ratios)' % (what, min(t_small), min(t_big),
+                                          min(t_small) / min(t_big),
+                                          median_ratio(t_small, t_big), args.reps))
         print('the same %d arrays saved a record at a time (no batches): %.3f s = %.2f× '
-              'one array, %.2f× in batches' % (args.small, t_single, t_single / t_big[0],
-                                               t_single / t_small[0]))
+              'one array, %.2f× in batches' % (args.small, t_single, t_single / min(big_saves),
+                                               t_single / min(small_saves)))
     finally:
         shutil.rmtree(work)
 
