@@ -42,6 +42,11 @@ guint         _serio_threads_effective    (guint               requested);
 const char   *_serio_last_comma           (const char         *p,
                                            gsize               len);
 
+/* Workers for a reader or writer: those another one of this process
+ * gave back, if any are kept, with their threads and buffers; new ones
+ * otherwise, which start threads on their first parallel call. Given
+ * back with _serio_workers_free(), they are kept for the next one (at
+ * most two are kept; the others are freed, their threads joined). */
 SerioWorkers *_serio_workers_new          (void);
 void          _serio_workers_free         (SerioWorkers       *workers);
 

@@ -116,6 +116,14 @@ typedef struct
  * of fork()) starts new ones. A SerioWorkers in the middle of a call in
  * another thread at the fork is not usable in the child, as its owner is
  * not; every other one is.
+ *
+ * A SerioWorkers that its reader or writer frees is kept for the next one
+ * (cached_workers, up to CACHED_WORKERS of them), its threads asleep and
+ * its buffers kept, unless they hold more than CACHED_BUFFER_BYTES: a
+ * reader or writer used for one array, as the bundle's calls use them,
+ * otherwise started its threads, had the system map its buffers and
+ * joined the threads again on every call, which cost more than two
+ * threads gave to an array of up to 5x10^4 values.
  */
 struct _SerioWorkers
 {
@@ -272,10 +280,34 @@ current_process (void)
 #endif
 }
 
+/* The SerioWorkers kept for the next readers and writers (see above):
+ * taken and put back with atomic operations, no lock, so that a child of
+ * fork() finds the slots usable whatever another thread of the parent
+ * was doing. */
+#define CACHED_WORKERS 2
+#define CACHED_BUFFER_BYTES (16 * 1024 * 1024)
+static SerioWorkers *cached_workers[CACHED_WORKERS];
+
 SerioWorkers *
 _serio_workers_new (void)
 {
-  SerioWorkers *workers = g_new0 (SerioWorkers, 1);
+  SerioWorkers *workers;
+
+  for (guint i = 0; i < CACHED_WORKERS; i++)
+    {
+      workers = g_atomic_pointer_get (&cached_workers[i]);
+      /* (whoever takes a pointer from a slot owns what it points to: the
+       * object may have been taken and put back meanwhile, still idle) */
+      if (workers != NULL &&
+          g_atomic_pointer_compare_and_exchange (&cached_workers[i], workers, NULL))
+        {
+          /* The output of its last parse was its last owner's. */
+          workers->prefault_base = workers->prefaulted = NULL;
+          return workers;
+        }
+    }
+
+  workers = g_new0 (SerioWorkers, 1);
 
   g_mutex_init (&workers->lock);
   g_cond_init (&workers->done.cond);
@@ -342,6 +374,35 @@ _serio_workers_get_lock (SerioWorkers *workers)
   return &workers->lock;
 }
 
+/* The bytes of the buffers that @workers hold. */
+static gsize
+buffer_bytes (SerioWorkers *workers)
+{
+  gsize bytes = 0;
+
+  for (guint i = 0; i < MAX_SLOTS; i++)
+    {
+      bytes += workers->blocks[i].out != NULL ? workers->block_size : 0;
+      bytes += workers->doubles[i] != NULL ? workers->doubles_values * sizeof (double) : 0;
+    }
+  for (guint i = 0; i < MAX_PARSE_BUFFERS; i++)
+    bytes += workers->buffers[i] != NULL ? PARSE_ROOM * sizeof (double) : 0;
+
+  return bytes;
+}
+
+static void
+free_buffers (SerioWorkers *workers)
+{
+  for (guint i = 0; i < MAX_SLOTS; i++)
+    {
+      g_clear_pointer (&workers->blocks[i].out, g_free);
+      g_clear_pointer (&workers->doubles[i], g_free);
+    }
+  for (guint i = 0; i < MAX_PARSE_BUFFERS; i++)
+    g_clear_pointer (&workers->buffers[i], g_free);
+}
+
 void
 _serio_workers_free (SerioWorkers *workers)
 {
@@ -349,6 +410,16 @@ _serio_workers_free (SerioWorkers *workers)
     return;
 
   forget_threads_of_parent (workers);
+  /* Kept for the next reader or writer, if a slot is free (see
+   * cached_workers); buffers of many threads are not kept idle. */
+  if (buffer_bytes (workers) > CACHED_BUFFER_BYTES)
+    free_buffers (workers);
+  for (guint i = 0; i < CACHED_WORKERS; i++)
+    {
+      if (g_atomic_pointer_compare_and_exchange (&cached_workers[i], NULL, workers))
+        return;
+    }
+
   g_mutex_lock (&workers->lock);
   workers->quit = TRUE;
   signal_all (&workers->wake);
@@ -356,13 +427,7 @@ _serio_workers_free (SerioWorkers *workers)
   for (guint i = 0; i < workers->n_threads; i++)
     g_thread_join (workers->threads[i]);
 
-  for (guint i = 0; i < MAX_SLOTS; i++)
-    {
-      g_free (workers->blocks[i].out);
-      g_free (workers->doubles[i]);
-    }
-  for (guint i = 0; i < MAX_PARSE_BUFFERS; i++)
-    g_free (workers->buffers[i]);
+  free_buffers (workers);
   g_free (workers->windows);
   g_free (workers->groups);
   g_mutex_clear (&workers->lock);

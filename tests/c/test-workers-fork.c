@@ -8,7 +8,9 @@
  * lock to go to sleep, so that a fork() just after a parallel call can
  * copy it held into the child, where no thread will ever release it.
  * Here another thread of the parent holds it, for certain, across the
- * fork: the child's parallel and one-thread calls must still finish.
+ * fork: the child's parallel and one-thread calls must still finish. And
+ * workers given back in the parent are kept with their threads, which a
+ * child does not have: it must start its own.
  */
 
 #include "config.h"
@@ -163,12 +165,76 @@ test_lock_held_at_fork (void)
   _serio_workers_free (workers);
 }
 
+static void
+test_kept_at_fork (void)
+{
+  g_autoptr(GString) text = g_string_new (NULL);
+  SerioWorkers *taken[2];
+  SerioWorkers *workers;
+  int status = 0;
+  pid_t pid;
+
+  g_test_summary ("Workers given back in the parent, kept with their threads asleep, are "
+                  "handed out in a child of fork(), where those threads are not: the "
+                  "child's parallel parses start threads of their own and finish.");
+
+  for (gsize i = 0; i < N_TOKENS; i++)
+    g_string_append_printf (text, i == 0 ? "%" G_GSIZE_FORMAT : ",%" G_GSIZE_FORMAT, i);
+  for (gsize i = 0; i < PADDING; i++)
+    g_string_append_c (text, '\n');
+  text->len -= PADDING;
+
+  /* The workers kept before are taken, so that these are kept. */
+  for (gsize i = 0; i < G_N_ELEMENTS (taken); i++)
+    taken[i] = _serio_workers_new ();
+  workers = _serio_workers_new ();
+  g_assert_true (parse_all (workers, text->str, text->len, 2, FALSE));
+  _serio_workers_free (workers);
+
+  fflush (stdout);
+  fflush (stderr);
+  pid = fork ();
+  g_assert_cmpint (pid, >=, 0);
+  if (pid == 0)
+    {
+      SerioWorkers *kept = _serio_workers_new ();
+      gboolean ok;
+
+      alarm (2 * DEADLINE_S);
+      ok = kept == workers &&
+           parse_all (kept, text->str, text->len, 2, FALSE) &&
+           parse_all (kept, text->str, text->len, 3, TRUE);
+      /* all given back, for memcheck in the child */
+      _serio_workers_free (kept);
+      for (gsize i = 0; i < G_N_ELEMENTS (taken); i++)
+        _serio_workers_free (taken[i]);
+      g_string_free (g_steal_pointer (&text), TRUE);
+      _exit (ok ? 0 : 1);
+    }
+
+  if (!test_wait_child (pid, DEADLINE_S, &status))
+    g_test_fail_printf ("the child's parses did not end: killed after %d s", DEADLINE_S);
+  else
+    {
+      g_assert_true (WIFEXITED (status));
+      g_assert_cmpint (WEXITSTATUS (status), ==, 0);
+    }
+
+  /* The parent's kept workers go on. */
+  workers = _serio_workers_new ();
+  g_assert_true (parse_all (workers, text->str, text->len, 2, TRUE));
+  _serio_workers_free (workers);
+  for (gsize i = 0; i < G_N_ELEMENTS (taken); i++)
+    _serio_workers_free (taken[i]);
+}
+
 int
 main (int    argc,
       char **argv)
 {
   g_test_init (&argc, &argv, NULL);
   g_test_add_func ("/workers/fork/lock-held", test_lock_held_at_fork);
+  g_test_add_func ("/workers/fork/kept", test_kept_at_fork);
 
   return g_test_run ();
 }

@@ -441,6 +441,136 @@ test_parse_in_pieces (void)
     }
 }
 
+static gboolean
+append_block (const SerioFormatBlock *block,
+              gpointer                user_data)
+{
+  g_string_append_len (user_data, block->out, block->len);
+  return TRUE;
+}
+
+/* Formats @values (whole blocks of 4096) on @n_threads threads and checks
+ * the text against the codec's own. */
+static void
+check_format (SerioWorkers *workers,
+              const double *values,
+              gsize         n_values,
+              guint         n_threads)
+{
+  const gsize block_values = 4096;
+  gsize n = n_values / block_values * block_values;
+  g_autoptr(GString) got = g_string_new (NULL);
+  g_autofree char *want = g_malloc (n * (SERIO_CODEC_TOKEN_MAX + 1) + SERIO_CODEC_WRITE_SLACK);
+  char *want_end = _serio_codec_write_tokens (want, values, n, FALSE);
+
+  g_assert_cmpuint (_serio_workers_format (workers, values, SERIO_DTYPE_FLOAT64, n_values,
+                                           block_values, n_threads, FALSE, append_block, got),
+                    ==, n);
+  g_assert_cmpmem (got->str, got->len, want, want_end - want);
+}
+
+/* Takes the workers kept by the tests before (at most two; new ones if
+ * fewer), so that the next ones given back are kept; freeing the array
+ * gives them back. */
+static GPtrArray *
+take_kept (void)
+{
+  GPtrArray *taken = g_ptr_array_new_with_free_func ((GDestroyNotify) _serio_workers_free);
+
+  for (int i = 0; i < 2; i++)
+    g_ptr_array_add (taken, _serio_workers_new ());
+  return taken;
+}
+
+static void
+test_kept (void)
+{
+  gsize n = n_tokens_for_test ();
+  Text t = make_text (SERIO_DTYPE_FLOAT32, n, G_MAXSIZE, G_MAXSIZE);
+  g_autofree double *values = g_new (double, n);
+  g_autoptr(GPtrArray) others = take_kept ();
+  SerioWorkers *workers = _serio_workers_new ();
+  SerioWorkers *again;
+
+  g_test_summary ("Workers given back are handed out again, threads and buffers with them, "
+                  "and parse and format as new ones do, also after buffers of many threads "
+                  "were freed when they were given back; a third set given back while two "
+                  "are kept is freed.");
+
+  for (gsize i = 0; i < n; i++)
+    values[i] = random_element (SERIO_DTYPE_FLOAT64);
+
+  check_parse (workers, &t, SERIO_DTYPE_FLOAT32, n, 2, 0);
+  check_format (workers, values, n, 2);
+  _serio_workers_free (workers);
+  again = _serio_workers_new ();
+  g_assert_true (again == workers);
+  check_parse (again, &t, SERIO_DTYPE_FLOAT32, n, 2, 0);
+  check_format (again, values, n, 2);
+
+  /* buffers of 48 threads, more than are kept (but for memcheck's smaller
+   * text, of fewer windows than that), freed when given back, then made
+   * again */
+  check_parse (again, &t, SERIO_DTYPE_FLOAT64, n, 48, 0);
+  check_format (again, values, n, 48);
+  _serio_workers_free (again);
+  again = _serio_workers_new ();
+  g_assert_true (again == workers);
+  check_parse (again, &t, SERIO_DTYPE_FLOAT32, n, 3, 0);
+  check_format (again, values, n, 3);
+
+  /* With two kept, a third is freed (its threads joined): memcheck and
+   * LeakSanitizer see that nothing of it is lost. */
+  g_ptr_array_set_size (others, 0);
+  _serio_workers_free (again);
+  g_string_free (t.text, TRUE);
+}
+
+typedef struct
+{
+  const Text   *text;
+  const double *values;
+  gsize         n_values;
+  guint         rounds;
+} KeptRun;
+
+static gpointer
+use_kept (gpointer data)
+{
+  const KeptRun *run = data;
+
+  for (guint i = 0; i < run->rounds; i++)
+    {
+      g_autoptr(SerioWorkers) workers = _serio_workers_new ();
+
+      check_parse (workers, run->text, SERIO_DTYPE_FLOAT64, run->text->n_tokens, 2, 0);
+      check_format (workers, run->values, run->n_values, 2);
+    }
+  return NULL;
+}
+
+static void
+test_kept_threads (void)
+{
+  gsize n = test_slow_tool () ? 20000 : 60000;
+  Text t = make_text (SERIO_DTYPE_FLOAT64, n, G_MAXSIZE, G_MAXSIZE);
+  g_autofree double *values = g_new (double, n);
+  KeptRun run = { &t, values, n, test_slow_tool () ? 5 : 40 };
+  GThread *threads[4];
+
+  g_test_summary ("Threads that take workers, parse and format with them and give them "
+                  "back at the same time, as readers and writers of several threads do, "
+                  "each get workers of their own: every parse and text is right.");
+
+  for (gsize i = 0; i < n; i++)
+    values[i] = random_element (SERIO_DTYPE_FLOAT64);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    threads[i] = g_thread_new ("kept", use_kept, &run);
+  for (guint i = 0; i < G_N_ELEMENTS (threads); i++)
+    g_thread_join (threads[i]);
+  g_string_free (t.text, TRUE);
+}
+
 int
 main (int    argc,
       char **argv)
@@ -451,6 +581,8 @@ main (int    argc,
   g_test_add_func ("/workers/parse/empty-token", test_parse_empty_token);
   g_test_add_func ("/workers/parse/slow-caller", test_parse_slow_caller);
   g_test_add_func ("/workers/parse/in-pieces", test_parse_in_pieces);
+  g_test_add_func ("/workers/kept/one", test_kept);
+  g_test_add_func ("/workers/kept/threads", test_kept_threads);
 
   return g_test_run ();
 }
