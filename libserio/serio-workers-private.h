@@ -54,6 +54,10 @@ void          _serio_workers_free         (SerioWorkers       *workers);
  * in another thread across a fork(), as a thread of the workers can. */
 GMutex       *_serio_workers_get_lock     (SerioWorkers       *workers);
 
+/* The bytes of the buffers that @workers hold (kept with them when they
+ * are given back, up to 16 MiB; freed otherwise). */
+gsize         _serio_workers_get_buffer_bytes (SerioWorkers   *workers);
+
 /* A block of values that a thread formatted into @out. */
 typedef struct
 {

@@ -374,9 +374,8 @@ _serio_workers_get_lock (SerioWorkers *workers)
   return &workers->lock;
 }
 
-/* The bytes of the buffers that @workers hold. */
-static gsize
-buffer_bytes (SerioWorkers *workers)
+gsize
+_serio_workers_get_buffer_bytes (SerioWorkers *workers)
 {
   gsize bytes = 0;
 
@@ -412,7 +411,7 @@ _serio_workers_free (SerioWorkers *workers)
   forget_threads_of_parent (workers);
   /* Kept for the next reader or writer, if a slot is free (see
    * cached_workers); buffers of many threads are not kept idle. */
-  if (buffer_bytes (workers) > CACHED_BUFFER_BYTES)
+  if (_serio_workers_get_buffer_bytes (workers) > CACHED_BUFFER_BYTES)
     free_buffers (workers);
   for (guint i = 0; i < CACHED_WORKERS; i++)
     {

@@ -24,6 +24,9 @@
 
 /* The bytes after the text, which bound the parser's 8-byte loads. */
 #define PADDING 64
+/* The most bytes of buffers that workers given back keep
+ * (CACHED_BUFFER_BYTES in serio-workers.c). */
+#define KEPT_BUFFER_BYTES (16 * 1024 * 1024)
 
 /* A text of tokens, as the reader hands it to the threads. */
 typedef struct
@@ -491,6 +494,7 @@ test_kept (void)
   g_autoptr(GPtrArray) others = take_kept ();
   SerioWorkers *workers = _serio_workers_new ();
   SerioWorkers *again;
+  gsize held;
 
   g_test_summary ("Workers given back are handed out again, threads and buffers with them, "
                   "and parse and format as new ones do, also after buffers of many threads "
@@ -502,20 +506,29 @@ test_kept (void)
 
   check_parse (workers, &t, SERIO_DTYPE_FLOAT32, n, 2, 0);
   check_format (workers, values, n, 2);
+  held = _serio_workers_get_buffer_bytes (workers);
+  g_assert_cmpuint (held, >, 0);
+  g_assert_cmpuint (held, <=, KEPT_BUFFER_BYTES);
   _serio_workers_free (workers);
   again = _serio_workers_new ();
   g_assert_true (again == workers);
+  g_assert_cmpuint (_serio_workers_get_buffer_bytes (again), ==, held);
   check_parse (again, &t, SERIO_DTYPE_FLOAT32, n, 2, 0);
   check_format (again, values, n, 2);
 
-  /* buffers of 48 threads, more than are kept (but for memcheck's smaller
-   * text, of fewer windows than that), freed when given back, then made
-   * again */
+  /* Buffers of 48 threads are more than are kept (but for memcheck's
+   * smaller text, of fewer windows and blocks than that): freed when
+   * given back, then made again. */
   check_parse (again, &t, SERIO_DTYPE_FLOAT64, n, 48, 0);
   check_format (again, values, n, 48);
+  held = _serio_workers_get_buffer_bytes (again);
+  if (!test_slow_tool ())
+    g_assert_cmpuint (held, >, KEPT_BUFFER_BYTES);
   _serio_workers_free (again);
   again = _serio_workers_new ();
   g_assert_true (again == workers);
+  g_assert_cmpuint (_serio_workers_get_buffer_bytes (again), ==,
+                    held > KEPT_BUFFER_BYTES ? 0 : held);
   check_parse (again, &t, SERIO_DTYPE_FLOAT32, n, 3, 0);
   check_format (again, values, n, 3);
 
