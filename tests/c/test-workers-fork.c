@@ -136,7 +136,8 @@ test_lock_held_at_fork (void)
       ok = parse_all (workers, text->str, text->len, 1, TRUE) &&
            parse_all (workers, text->str, text->len, 2, FALSE) &&
            parse_all (workers, text->str, text->len, 3, TRUE);
-      /* freed, for memcheck in the child (the workers' threads joined) */
+      /* given back, for memcheck in the child (kept for the next user, or
+       * freed with the workers' threads joined) */
       _serio_workers_free (workers);
       g_string_free (g_steal_pointer (&text), TRUE);
       _exit (ok ? 0 : 1);
