@@ -16,9 +16,7 @@
 #endif
 #ifdef TEST_HAVE_MXCSR
 # include <xmmintrin.h>
-#endif
 
-#ifdef TEST_HAVE_MXCSR
 /* The x87 control word is left alone: on i686 a double comes back from a
  * call in an x87 register, which must not trap. */
 unsigned int

@@ -85,6 +85,22 @@ parse_all (SerioWorkers *workers,
   return TRUE;
 }
 
+/* The text "0,1,2,…" of N_TOKENS tokens, followed by PADDING line feeds
+ * past its length. */
+static GString *
+counting_text (void)
+{
+  GString *text = g_string_new (NULL);
+
+  for (gsize i = 0; i < N_TOKENS; i++)
+    g_string_append_printf (text, i == 0 ? "%" G_GSIZE_FORMAT : ",%" G_GSIZE_FORMAT, i);
+  for (gsize i = 0; i < PADDING; i++)
+    g_string_append_c (text, '\n');
+  text->len -= PADDING;
+
+  return text;
+}
+
 /* The holder thread, reachable from here in the child too, where the
  * thread is not there to be joined (memcheck would count its handle as
  * lost there, as the library keeps the handles of its own). */
@@ -93,7 +109,7 @@ static GThread *holder;
 static void
 test_lock_held_at_fork (void)
 {
-  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GString) text = counting_text ();
   SerioWorkers *workers = _serio_workers_new ();
   Holder h = { _serio_workers_get_lock (workers), { 0 }, { 0 }, FALSE, FALSE };
   int status = 0;
@@ -104,12 +120,6 @@ test_lock_held_at_fork (void)
                   "thread at the fork, as a thread of the workers can just after a call, "
                   "finishes its parallel and one-thread parses instead of waiting for "
                   "the lock for ever.");
-
-  for (gsize i = 0; i < N_TOKENS; i++)
-    g_string_append_printf (text, i == 0 ? "%" G_GSIZE_FORMAT : ",%" G_GSIZE_FORMAT, i);
-  for (gsize i = 0; i < PADDING; i++)
-    g_string_append_c (text, '\n');
-  text->len -= PADDING;
 
   /* The parent's threads, started and idle. */
   g_assert_true (parse_all (workers, text->str, text->len, 2, FALSE));
@@ -169,7 +179,7 @@ test_lock_held_at_fork (void)
 static void
 test_kept_at_fork (void)
 {
-  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GString) text = counting_text ();
   SerioWorkers *taken[2];
   SerioWorkers *workers;
   int status = 0;
@@ -178,12 +188,6 @@ test_kept_at_fork (void)
   g_test_summary ("Workers given back in the parent, kept with their threads asleep, are "
                   "handed out in a child of fork(), where those threads are not: the "
                   "child's parallel parses start threads of their own and finish.");
-
-  for (gsize i = 0; i < N_TOKENS; i++)
-    g_string_append_printf (text, i == 0 ? "%" G_GSIZE_FORMAT : ",%" G_GSIZE_FORMAT, i);
-  for (gsize i = 0; i < PADDING; i++)
-    g_string_append_c (text, '\n');
-  text->len -= PADDING;
 
   /* The workers kept before are taken, so that these are kept. */
   for (gsize i = 0; i < G_N_ELEMENTS (taken); i++)
