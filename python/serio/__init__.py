@@ -175,33 +175,36 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
     wanted = None
     if names is not None:
         _missing(path, names, template.nodes)
-        wanted = {slot.index for name in names
-                  for slot in template.slots_under(template.nodes[name])}
-    slots = template.slots
-    values: List[Any] = [None] * len(slots)
+        wanted = {index for name in names
+                  for index in template.slots_under(template.nodes[name])}
+    # The record name and kind of each leaf, in order.
+    leaf_names = template.names
+    kinds = template.kinds
+    count = len(template)
+    values: List[Any] = [None] * count
     # The record name of each ndarray leaf, and of each tensor leaf (None
     # for the other kinds).
-    ndarray_names = [slot.name if slot.kind == 'ndarray' else None for slot in slots]
-    tensor_names = [slot.name if slot.kind == 'tensor' else None for slot in slots]
+    ndarray_names = template.names_of_kind('ndarray')
+    tensor_names = template.names_of_kind('tensor')
 
-    def check(slot, header, name):
+    def check(index, header, name):
         base, dtype, shape = header
-        if base != slot.name:
-            raise _tree.tree_error(path, slot.keys, 'the record %r stands where the tree '
-                                   'describes %r' % (name(), slot.name))
-        template.check_record(slot, dtype, shape, path)
+        if base != leaf_names[index]:
+            raise _tree.tree_error(path, template.key_path(index), 'the record %r stands where '
+                                   'the tree describes %r' % (name(), leaf_names[index]))
+        template.check_record(index, dtype, shape, path)
 
-    def ended(slot):
-        return _tree.tree_error(path, slot.keys, 'the file ends before the record %r '
-                                'that the tree describes' % slot.name)
+    def ended(index):
+        return _tree.tree_error(path, template.key_path(index), 'the file ends before the '
+                                'record %r that the tree describes' % leaf_names[index])
 
     index = 0
-    while index < len(slots):
+    while index < count:
         pending = False
         if wanted is None and records.batches:
             # Records a batch at a time, checked in order as below.
             (bases, dtypes, shapes, arrays), pending, failure = \
-                records.read_batch(len(slots) - index)
+                records.read_batch(count - index)
             end = index + len(arrays)
             if bases == ndarray_names[index:end] and 'bfloat16' not in dtypes:
                 # ndarray leaves of their own names and of types NumPy
@@ -217,36 +220,36 @@ def _load_tree(records: _io.RecordReader, names: Optional[List[str]]):
                     index = end
             if index != end:
                 for base, dtype, shape, array in zip(bases, dtypes, shapes, arrays):
-                    slot = slots[index]
-                    if slot.kind != 'ndarray' or base != slot.name or dtype == 'bfloat16':
-                        check(slot, (base, dtype, shape),
+                    kind = kinds[index]
+                    if kind != 'ndarray' or base != leaf_names[index] or dtype == 'bfloat16':
+                        check(index, (base, dtype, shape),
                               lambda: Serio.name_compose(base, _io._DTYPE_ENUMS[dtype], shape))
-                        array = _io.to_value(np, slot.kind, array, dtype, slot.name, path)
+                        array = _io.to_value(np, kind, array, dtype, leaf_names[index], path)
                     values[index] = array
                     index += 1
             if failure is not None:
                 error, header = failure
-                if header is not None and index < len(slots):
-                    check(slots[index], header, lambda: Serio.name_compose(
+                if header is not None and index < count:
+                    check(index, header, lambda: Serio.name_compose(
                         header[0], _io._DTYPE_ENUMS[header[1]], header[2]))
-                raise records.error_of(error, slots[index].name if index < len(slots) else None)
-            if index == len(slots):
+                raise records.error_of(error, leaf_names[index] if index < count else None)
+            if index == count:
                 break
             if not pending:
                 if not arrays:
-                    raise ended(slots[index])
+                    raise ended(index)
                 continue
-        slot = slots[index]
-        index += 1
-        if not pending and not records.next(slot.name):
-            raise ended(slot)
+        name = leaf_names[index]
+        if not pending and not records.next(name):
+            raise ended(index)
         base, dtype, shape = records.header()
-        check(slot, (base, dtype, shape), records.reader.get_name)
-        if wanted is not None and slot.index not in wanted:
-            records.skip(slot.name)
-            continue
-        array = records.read(slot.name, dtype, shape)
-        values[slot.index] = _io.to_value(np, slot.kind, array, dtype, slot.name, path)
+        check(index, (base, dtype, shape), records.reader.get_name)
+        if wanted is not None and index not in wanted:
+            records.skip(name)
+        else:
+            array = records.read(name, dtype, shape)
+            values[index] = _io.to_value(np, kinds[index], array, dtype, name, path)
+        index += 1
     if records.next():
         raise _tree.tree_error(path, None, 'the record %r is not in the tree'
                                % records.reader.get_name())

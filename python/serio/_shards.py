@@ -318,11 +318,11 @@ def _read_index(path: str) -> _Index:
             raise index.fail('the shard %r holds no key of the weight map' % shard)
     if 'tree' in document:
         template = _tree.parse(_tree_bytes(document['tree']), path)
-        slots = {slot.name for slot in template.slots}
-        for slot in template.slots:
-            if slot.name not in index.weight_map:
+        slots = set(template.names)
+        for name in template.names:
+            if name not in index.weight_map:
                 raise index.fail('the tree holds the key, which is in no shard (the weight '
-                                 'map does not list it)', slot.name)
+                                 'map does not list it)', name)
         for key in index.weight_map:
             if key not in slots:
                 raise index.fail('the weight map lists the key, which the tree does not hold',
@@ -413,8 +413,8 @@ def load(path: str, names: Optional[List[str]], flat: bool) -> Any:
     if names is not None:
         if template is not None:
             missing = [name for name in names if name not in template.nodes]
-            keys = {slot.name for name in names if name in template.nodes
-                    for slot in template.slots_under(template.nodes[name])}
+            keys = {template.names[leaf] for name in names if name in template.nodes
+                    for leaf in template.slots_under(template.nodes[name])}
         else:
             missing = [name for name in names if name not in index.weight_map]
             keys = set(names)
@@ -439,15 +439,14 @@ def load(path: str, names: Optional[List[str]], flat: bool) -> Any:
         if names is not None:
             return {name: result[name] for name in names}
         return result
-    values: List[Any] = [None] * len(template.slots)
-    for slot in template.slots:
-        if slot.name not in found:
+    values: List[Any] = [None] * len(template)
+    for leaf, (name, kind) in enumerate(zip(template.names, template.kinds)):
+        if name not in found:
             continue
-        dtype, shape, array = found[slot.name]
-        shard_path = os.path.join(index.directory, index.weight_map[slot.name])
-        template.check_record(slot, dtype, shape, shard_path)
-        values[slot.index] = _io.to_value(numpy, slot.kind, array, dtype, slot.name,
-                                          shard_path)
+        dtype, shape, array = found[name]
+        shard_path = os.path.join(index.directory, index.weight_map[name])
+        template.check_record(leaf, dtype, shape, shard_path)
+        values[leaf] = _io.to_value(numpy, kind, array, dtype, name, shard_path)
     if names is None:
         return template.build(template.root, values)
     return {name: template.build(template.nodes[name], values) for name in names}

@@ -31,7 +31,7 @@ import json
 import operator
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Dict, Iterator, List, Optional, Tuple, Union
 
 from ._errors import DataError, SERIO_DOMAIN, UnstorableError
@@ -399,9 +399,9 @@ def flatten(state: Any) -> Tuple[bytes, List[Leaf]]:
 
 @dataclass
 class Slot:
-    """A leaf of a loaded tree that a record fills."""
+    """A record leaf of a loaded tree, as :meth:`Template.slot` describes
+    it: its key path, record name, kind and index among the records."""
 
-    # A model's tree has thousands: made without a __dict__ each.
     __slots__ = ('keys', 'name', 'kind', 'index')
 
     keys: Tuple[Key, ...]
@@ -410,48 +410,101 @@ class Slot:
     index: int
 
 
-@dataclass
 class Template:
-    """A validated ``serio.tree``: the nodes by name, and the records it
-    expects, in order."""
+    """A validated ``serio.tree``: its root node, the record leaves it
+    expects, in order, and its nodes by record name.
 
-    root: Any
-    slots: List[Slot] = field(default_factory=list)
-    nodes: Dict[str, Any] = field(default_factory=dict)
+    A node is ``None`` or a ``str`` (a leaf that is no record), an ``int``
+    (the record leaf of that index) or a :class:`_Container`. The record
+    leaves are kept as lists, one entry a leaf (names, kinds, and each
+    one's container's key path and own key), rather than an object each:
+    a model's tree has thousands, and a load looks at them a list at a
+    time; :meth:`slot` describes one."""
 
-    def check_record(self, slot: Slot, dtype: str, shape: Tuple[int, ...], path: str):
+    __slots__ = ('root', 'names', 'kinds', 'parents', 'keys', 'nodes')
+
+    def __init__(self) -> None:
+        self.root: Any = None
+        self.names: List[str] = []
+        self.kinds: List[str] = []
+        self.parents: List[Tuple[Key, ...]] = []
+        self.keys: List[Key] = []
+        self.nodes: Dict[str, Any] = {}
+
+    def __len__(self) -> int:
+        """The count of record leaves."""
+        return len(self.names)
+
+    def add(self, parent: Tuple[Key, ...], key: Key, name: str, kind: str) -> int:
+        """Add the record leaf of key in the container at parent, named
+        name, of kind kind; its index."""
+        index = len(self.names)
+        self.names.append(name)
+        self.kinds.append(kind)
+        self.parents.append(parent)
+        self.keys.append(key)
+        self.nodes[name] = index
+        return index
+
+    def key_path(self, index: int) -> Tuple[Key, ...]:
+        return self.parents[index] + (self.keys[index],)
+
+    def slot(self, index: int) -> Slot:
+        return Slot(self.key_path(index), self.names[index], self.kinds[index], index)
+
+    @property
+    def slots(self) -> List[Slot]:
+        """Every record leaf, in order, a Slot each."""
+        return [self.slot(index) for index in range(len(self.names))]
+
+    def names_of_kind(self, kind: str) -> List[Optional[str]]:
+        """The record name of each leaf of kind kind, None for the others:
+        the names themselves when every leaf is of that kind."""
+        if self.kinds.count(kind) == len(self.kinds):
+            return self.names
+        return [name if each == kind else None for name, each in zip(self.names, self.kinds)]
+
+    def check_record(self, index: int, dtype: str, shape: Tuple[int, ...], path: str):
         """Refuse a record whose element type or rank its leaf cannot have."""
-        want_dtype, want_rank = _KIND_RECORD[slot.kind]
+        kind = self.kinds[index]
+        want_dtype, want_rank = _KIND_RECORD[kind]
         wrong = None
         if want_dtype is not None and dtype != want_dtype:
             wrong = 'a %s record' % dtype
         elif want_rank is not None and len(shape) != want_rank:
             wrong = 'a record of %d dimensions' % len(shape)
-        elif slot.kind in ('ndarray', 'numpy') and dtype == 'bfloat16':
+        elif kind in ('ndarray', 'numpy') and dtype == 'bfloat16':
             wrong = 'a bfloat16 record, which NumPy has no type for'
         if wrong is not None:
-            raise tree_error(path, slot.keys, '%s cannot be the %s leaf the tree says'
-                             % (wrong, slot.kind))
+            raise tree_error(path, self.key_path(index), '%s cannot be the %s leaf the tree says'
+                             % (wrong, kind))
 
     def build(self, node: Any, values: List[Any]) -> Any:
         """The value of a template node, record leaves taken from values."""
-        if isinstance(node, Slot):
-            return values[node.index]
+        if type(node) is int:
+            return values[node]
         if isinstance(node, _Container):
+            if node.run is not None:
+                # Record leaves only, as a state_dict is: their values are
+                # values[start:stop], in order.
+                keys, start, stop = node.run
+                made = zip(keys, values[start:stop])
+                return dict(made) if node.kind == 'dict' else collections.OrderedDict(made)
             # A leaf item, as most are, is taken here, without the call.
             build = self.build
             if node.kind in ('dict', 'odict'):
                 made = {} if node.kind == 'dict' else collections.OrderedDict()
                 for key, item in node.items:
-                    made[key] = values[item.index] if type(item) is Slot else build(item, values)
+                    made[key] = values[item] if type(item) is int else build(item, values)
                 return made
-            items = [values[item.index] if type(item) is Slot else build(item, values)
+            items = [values[item] if type(item) is int else build(item, values)
                      for item in node.items]
             return items if node.kind == 'list' else tuple(items)
         return node
 
-    def slots_under(self, node: Any) -> Iterator[Slot]:
-        if isinstance(node, Slot):
+    def slots_under(self, node: Any) -> Iterator[int]:
+        """The index of each record leaf of the subtree of node."""
+        if type(node) is int:
             yield node
         elif isinstance(node, _Container):
             for item in node.items:
@@ -462,6 +515,9 @@ class Template:
 class _Container:
     kind: str
     items: list
+    # (keys, start, stop) of a dict or odict whose items are all record
+    # leaves, with the indexes start to stop - 1 (an empty one has none).
+    run: Optional[Tuple[List[Key], int, int]] = None
 
 
 def tree_error(path: Optional[str], keys: Optional[Tuple[Key, ...]], what: str) -> DataError:
@@ -504,7 +560,7 @@ def _pairs(pairs):
 class _Parser:
     def __init__(self, path: Optional[str]) -> None:
         self.path = path
-        self.template = Template(None)
+        self.template = Template()
         # Whether the document may hold a lone surrogate, which only a
         # \u escape of one can give (UTF-8 text cannot hold one):
         # strings are checked only then.
@@ -534,15 +590,12 @@ class _Parser:
             raise self.fail(keys, 'two key paths give the record name %r' % name)
         return name
 
-    def leaf(self, keys, name: str, body) -> 'Slot':
-        """The Slot of {"leaf": body} at keys (not the root), named name."""
+    def leaf(self, keys, name: str, body) -> int:
+        """The index of the record leaf {"leaf": body} at keys (not the
+        root), named name."""
         if body not in KINDS:
             raise self.fail(keys, 'unknown leaf kind %r' % (body,))
-        template = self.template
-        made = Slot(keys, name, body, len(template.slots))
-        template.slots.append(made)
-        template.nodes[name] = made
-        return made
+        return self.template.add(keys[:-1], keys[-1], name, body)
 
     def node(self, value, keys, depth, joined=None):
         """The template node of value at the key path keys; joined is the
@@ -574,7 +627,7 @@ class _Parser:
                 if keys:
                     self.template.nodes[name] = made
                 if kind in ('dict', 'odict'):
-                    made.items = self.pairs(body, keys, depth, joined)
+                    self.pairs(made, body, keys, depth, joined)
                 else:
                     made.items = [self.node(item, keys + (index,), depth + 1,
                                             self.child(joined, index))
@@ -586,20 +639,20 @@ class _Parser:
             self.template.nodes[name] = made
         return made
 
-    def pairs(self, body: list, keys, depth: int, joined: Optional[str]) -> list:
-        """The (key, node) items of the dict at keys whose JSON array is
-        body. A leaf item, as most are, is made here, as node(), name()
-        and leaf() would make it, without their calls: a model's state
-        has thousands."""
+    def pairs(self, made: '_Container', body: list, keys, depth: int,
+              joined: Optional[str]) -> None:
+        """Sets the (key, node) items of made, the dict at keys whose JSON
+        array is body, and its run when they are all record leaves. A
+        leaf item, as most are, is made here, as node(), name() and
+        leaf() would make it, without their calls: a model's state has
+        thousands."""
         template = self.template
         nodes = template.nodes
-        slots = template.slots
         surrogates = self.surrogates
         prefix = '' if joined is None else joined + '.'
-        items = None if surrogates else self.leaf_pairs(body, keys, prefix)
-        if items is not None:
-            return items
-        items = []
+        if not surrogates and self.leaf_pairs(made, body, keys, prefix):
+            return
+        items = made.items = []
         for pair in body:
             if type(pair) is not list or len(pair) != 2:
                 raise self.fail(keys, 'a dict item is not a [key, node] pair')
@@ -623,24 +676,24 @@ class _Parser:
                 kind = value['leaf']
                 if type(kind) is not str or kind not in _KIND_SET:
                     raise self.fail(keys + (key,), 'unknown leaf kind %r' % (kind,))
-                made = Slot(keys + (key,), name, kind, len(slots))
-                slots.append(made)
-                nodes[name] = made
-                items.append((key, made))
+                items.append((key, template.add(keys, key, name, kind)))
             else:
                 items.append((key, self.node(value, keys + (key,), depth + 1, child)))
-        return items
+        if items and all(type(node) is int for _, node in items):
+            # Leaves only: their indexes follow one another, as no
+            # container among them took any.
+            made.run = ([key for key, _ in items], items[0][1], items[-1][1] + 1)
 
-    def leaf_pairs(self, body: list, keys, prefix: str) -> Optional[list]:
-        """The items that pairs() makes of body, made with one pass of
-        the interpreter's own loops for each check, when body is the
-        common case: [str key, {"leaf": kind}] pairs of one kind, whose
-        keys need no escape, whose names are none reserved, none repeated
-        and none met before (a model's state_dict). None for any other
-        body, which pairs() then takes a pair at a time, as it finds
+    def leaf_pairs(self, made: '_Container', body: list, keys, prefix: str) -> bool:
+        """Sets the items and run of made that pairs() would set, made
+        with one pass of the interpreter's own loops for each check, when
+        body is the common case: [str key, {"leaf": kind}] pairs of one
+        kind, whose keys need no escape, whose names are none reserved,
+        none repeated and none met before (a model's state_dict); whether
+        it did. Any other body pairs() takes a pair at a time, as it finds
         errors."""
         if not body or set(map(type, body)) != {list} or set(map(len, body)) != {2}:
-            return None
+            return False
         keys_of = list(map(operator.itemgetter(0), body))
         values = list(map(operator.itemgetter(1), body))
         first = values[0]
@@ -648,27 +701,75 @@ class _Parser:
                 or len(first) != 1 or 'leaf' not in first \
                 or type(first['leaf']) is not str or first['leaf'] not in _KIND_SET \
                 or values.count(first) != len(values):
-            return None
+            return False
+        return self.leaf_run(made, keys_of, first['leaf'], keys, prefix)
+
+    def leaf_run(self, made: '_Container', keys_of: List[str], kind: str, keys,
+                 prefix: str) -> bool:
+        """What leaf_pairs() does, once it found the str keys of the items
+        and their kind (one of KINDS), from the checks of the keys on."""
         # No key holds a character that is escaped (a line feed is one, so
         # that the line feeds of the joined keys are theirs alone), so the
         # record names are the keys after the prefix; no name begins with
         # "serio.", as every reserved one does.
         joined = '\n'.join(keys_of)
         if any(c in joined for c in _ESCAPED_BUT_LF) or joined.count('\n') != len(keys_of) - 1:
-            return None
+            return False
         names = [prefix + key for key in keys_of] if prefix else keys_of
         if ('\n' + '\n'.join(names)).find('\nserio.') >= 0:
-            return None
-        nodes = self.template.nodes
+            return False
+        template = self.template
+        nodes = template.nodes
         if len(set(names)) != len(names) or not nodes.keys().isdisjoint(names):
-            return None
-        slots = self.template.slots
-        made = list(map(Slot, [keys + (key,) for key in keys_of], names,
-                        itertools.repeat(first['leaf']),
-                        range(len(slots), len(slots) + len(names))))
-        slots.extend(made)
-        nodes.update(zip(names, made))
-        return list(zip(keys_of, made))
+            return False
+        start = len(template.names)
+        indexes = range(start, start + len(names))
+        template.names.extend(names)
+        template.kinds.extend(itertools.repeat(kind, len(names)))
+        template.parents.extend(itertools.repeat(keys, len(names)))
+        template.keys.extend(keys_of)
+        nodes.update(zip(names, indexes))
+        made.items = list(zip(keys_of, indexes))
+        made.run = (keys_of, start, start + len(names))
+        return True
+
+
+# The text of the tree that flatten() writes of a dict of leaves, up to
+# its first key.
+_LEAVES_HEAD = '{"format":"%s","version":%d,"root":{"dict":[["' % (TREE_FORMAT, TREE_VERSION)
+_LEAF_KIND = '",{"leaf":"'
+
+
+def _canonical_leaves(text: str) -> Optional[Tuple[List[str], str]]:
+    """(keys, kind) when text is the tree that flatten() writes of a dict
+    of leaves of one kind (a model's state_dict) whose keys hold no
+    character that JSON escapes or cannot hold as it is (no ``"``, no
+    ``\\``, no control character): the document is then that dict's, with
+    keys as they are in the text. None for any other text, which the JSON
+    parser then takes. The keys are split at the text between them, which
+    holds quotation marks: that every quotation mark in the text is one of
+    theirs shows that no key holds one."""
+    if not text.startswith(_LEAVES_HEAD):
+        return None
+    at = text.find(_LEAF_KIND, len(_LEAVES_HEAD))
+    if at < 0:
+        return None
+    at += len(_LEAF_KIND)
+    kind = text[at:text.find('"', at)]
+    if kind not in _KIND_SET:
+        return None
+    tail = '",{"leaf":"%s"}]' % kind
+    if len(text) < len(_LEAVES_HEAD) + len(tail) + 3 or not text.endswith(tail + ']}}'):
+        return None
+    inner = text[len(_LEAVES_HEAD):len(text) - len(tail) - 3]
+    between = tail + ',["'
+    keys = inner.split(between)
+    # str.isprintable() is false for the control characters, as for some
+    # others, which then go to the JSON parser.
+    if inner.count('"') != (len(keys) - 1) * between.count('"') or '\\' in inner \
+            or not inner.isprintable():
+        return None
+    return keys, kind
 
 
 def parse(data: bytes, path: Optional[str] = None) -> Template:
@@ -683,6 +784,12 @@ def parse(data: bytes, path: Optional[str] = None) -> Template:
     except UnicodeDecodeError as error:
         raise parser.fail(None, 'not UTF-8 (byte %d)' % error.start) from None
     parser.surrogates = _SURROGATE_ESCAPE.search(text) is not None
+    leaves = None if parser.surrogates else _canonical_leaves(text)
+    if leaves is not None:
+        root = _Container('dict', [])
+        if parser.leaf_run(root, leaves[0], leaves[1], (), ''):
+            parser.template.root = root
+            return parser.template
     try:
         document = json.loads(text, object_pairs_hook=_pairs, parse_float=_no_float,
                               parse_constant=_no_constant)

@@ -473,12 +473,13 @@ class TestTemplate(unittest.TestCase):
     @staticmethod
     def describe(template):
         def node(value):
-            if isinstance(value, serio._tree.Slot):
-                return ('slot', value.index)
+            if type(value) is int:
+                return ('slot', value)
             if isinstance(value, serio._tree._Container):
                 if value.kind in ('dict', 'odict'):
-                    return (value.kind, [((type(k), k), node(v)) for k, v in value.items])
-                return (value.kind, [node(v) for v in value.items])
+                    return (value.kind, [((type(k), k), node(v)) for k, v in value.items],
+                            value.run)
+                return (value.kind, [node(v) for v in value.items], value.run)
             return value
 
         return ([(s.keys, s.name, s.kind, s.index) for s in template.slots],
@@ -495,11 +496,11 @@ class TestTemplate(unittest.TestCase):
         one_pass = serio._tree._Parser.leaf_pairs
 
         def counted(parser, *args):
-            items = one_pass(parser, *args)
-            taken.append(items is not None)
-            return items
+            took = one_pass(parser, *args)
+            taken.append(took)
+            return took
 
-        for patched in (counted, lambda parser, *args: None):
+        for patched in (counted, lambda parser, *args: False):
             with mock.patch.object(serio._tree._Parser, 'leaf_pairs', patched):
                 try:
                     made.append(self.describe(serio._tree.parse(data, 'f')))
@@ -550,6 +551,110 @@ class TestTemplate(unittest.TestCase):
                             ('a name met after', "two key paths give the record name 'a.b'"),
                             ('an unknown kind', "unknown leaf kind 'pickle'")):
             self.assertIn(words, self.parse_both(taken[what][0])[0][0], what)
+
+    def test_the_text_of_a_dict_of_leaves(self):
+        """The text that serio.save writes of a dict of leaves of one kind
+        is taken as it is, without the JSON parser: the template, and the
+        error of every text it declines, are the parser's."""
+        leaves = lambda kind, keys: [[k, {'leaf': kind}] for k in keys]  # noqa: E731
+        compact = lambda document: json.dumps(document, ensure_ascii=False,  # noqa: E731
+                                              separators=(',', ':'))
+        flat = ['layer%d.weight' % i for i in range(50)]
+        head = '{"format":"serio.tree","version":1,"root":{"dict":'
+        texts = {
+            # taken
+            'flat ndarrays': (compact(tree({'dict': leaves('ndarray', flat)})), True),
+            'flat tensors': (compact(tree({'dict': leaves('tensor', flat)})), True),
+            'one leaf': (compact(tree({'dict': leaves('int', ['step'])})), True),
+            'an empty key': (compact(tree({'dict': leaves('int', [''])})), True),
+            'non-ASCII keys': (compact(tree({'dict': leaves('float', ['é', 'ß.λ', '日本'])})),
+                               True),
+            'keys of spaces and brackets': (
+                compact(tree({'dict': leaves('int', [' ', '}]', '],['])})), True),
+            # taken, then declined by the checks of the keys: the parser's
+            # errors or template
+            'a repeated key': (compact(tree({'dict': leaves('int', ['a', 'b', 'a'])})), True),
+            'a reserved name': (compact(tree({'dict': leaves('int', ['a', 'serio.x'])})), True),
+            'an escaped key': (compact(tree({'dict': leaves('int', ['a', 'b@c'])})), True),
+            # declined
+            'a quotation mark in a key': (compact(tree({'dict': leaves('int', ['a"b', 'c'])})),
+                                          False),
+            'the text between keys in a key': (
+                compact(tree({'dict': leaves('int', ['a",{"leaf":"int"}],["b', 'c'])})), False),
+            'a backslash in a key': (compact(tree({'dict': leaves('int', ['a\\b'])})), False),
+            'a control character': (compact(tree({'dict': leaves('int', ['a\x01'])})), False),
+            'a raw quotation mark': (head + '[["a"b",{"leaf":"int"}]]}}', False),
+            'an item that is no pair': (head + '[["a",{"leaf":"int"}],"x",["b",{"leaf":"int"}]]}}',
+                                        False),
+            'a raw control character': (head + '[["a\x01",{"leaf":"int"}]]}}', False),
+            'a raw line feed': (head + '[["a\nb",{"leaf":"int"}]]}}', False),
+            'an escape of a letter': (head + '[["\\u0061",{"leaf":"int"}]]}}', False),
+            'two kinds': (head + '[["a",{"leaf":"int"}],["b",{"leaf":"float"}]]}}', False),
+            'an unknown kind': (head + '[["a",{"leaf":"pickle"}]]}}', False),
+            'a leaf of two members': (head + '[["a",{"leaf":"int","leaf":"int"}]]}}', False),
+            'spaces': (json.dumps(tree({'dict': leaves('int', ['a', 'b'])})), False),
+            'members in another order': (
+                '{"version":1,"format":"serio.tree","root":{"dict":[["a",{"leaf":"int"}]]}}',
+                False),
+            'a space after it': (compact(tree({'dict': leaves('int', ['a'])})) + ' ', False),
+            'something after it': (compact(tree({'dict': leaves('int', ['a'])})) + '}', False),
+            'cut short': (head + '[["a",{"leaf":"int"}]]}', False),
+            'the head alone': (head + '[["', False),
+            'a head and a tail that meet': (head + '[[",{"leaf":"int"}]]}}', False),
+            'no items': (head + '[]}}', False),
+            'another version': (compact(tree({'dict': leaves('int', ['a'])})).replace(
+                '"version":1', '"version":2'), False),
+        }
+        one_pass = serio._tree._canonical_leaves
+        for what, (text, want_taken) in texts.items():
+            with self.subTest(what):
+                made = []
+                taken = []
+
+                def counted(text):
+                    found = one_pass(text)
+                    taken.append(found is not None)
+                    return found
+
+                for patched in (counted, lambda text: None):
+                    with mock.patch.object(serio._tree, '_canonical_leaves', patched):
+                        try:
+                            made.append(self.describe(serio._tree.parse(text.encode('utf-8'),
+                                                                        'f')))
+                        except serio.DataError as error:
+                            made.append((str(error), error.key))
+                self.assertEqual(made[0], made[1])
+                self.assertEqual(taken, [want_taken])
+        self.assertIsInstance(made[0], tuple)
+        # serio.save's own text of a state_dict is taken
+        state = {'fc%d.weight' % i: numpy.zeros(2, numpy.float32) for i in range(3)}
+        data, _ = serio._tree.flatten(state)
+        self.assertEqual(one_pass(data.decode('utf-8')), (list(state), 'ndarray'))
+
+    def test_runs_of_leaves(self):
+        """A dict or odict whose items are all record leaves keeps their
+        keys and the span of their indexes, from which build() makes it
+        in one step; any other container keeps none."""
+        leaf = {'leaf': 'int'}
+        root = {'dict': [['a', leaf],
+                         ['b', {'odict': [['x', leaf], ['y', leaf]]}],
+                         ['c', {'dict': [['p', leaf], ['q', 'text']]}],
+                         ['d', {'list': [leaf]}],
+                         ['e', {'dict': [['z', leaf]]}]]}
+        template = serio._tree.parse(json.dumps(tree(root)).encode('utf-8'), 'f')
+        nodes = template.nodes
+        self.assertIsNone(template.root.run)  # containers among its items
+        self.assertEqual(nodes['b'].run, (['x', 'y'], 1, 3))
+        self.assertIsNone(nodes['c'].run)  # a str among its items
+        self.assertIsNone(nodes['d'].run)  # a list
+        self.assertEqual(nodes['e'].run, (['z'], 5, 6))
+        built = template.build(template.root, ['v%d' % i for i in range(len(template))])
+        self.assertEqual(built, {'a': 'v0',
+                                 'b': collections.OrderedDict([('x', 'v1'), ('y', 'v2')]),
+                                 'c': {'p': 'v3', 'q': 'text'}, 'd': ['v4'], 'e': {'z': 'v5'}})
+        self.assertIs(type(built['b']), collections.OrderedDict)
+        self.assertEqual(template.build(nodes['b'], ['v%d' % i for i in range(6)]),
+                         collections.OrderedDict([('x', 'v1'), ('y', 'v2')]))
 
 
 class TestFlatten(unittest.TestCase):
