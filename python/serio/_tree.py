@@ -511,13 +511,39 @@ class Template:
                 yield from self.slots_under(item[1] if node.kind in ('dict', 'odict') else item)
 
 
-@dataclass
 class _Container:
-    kind: str
-    items: list
-    # (keys, start, stop) of a dict or odict whose items are all record
-    # leaves, with the indexes start to stop - 1 (an empty one has none).
-    run: Optional[Tuple[List[Key], int, int]] = None
+    """A dict, odict, list or tuple node of a loaded tree: its items, the
+    (key, node) pairs of a dict or odict or the nodes of a list or tuple,
+    and its run."""
+
+    __slots__ = ('kind', '_items', 'run')
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._items: Optional[list] = []
+        # (keys, start, stop) of a dict or odict whose items are all record
+        # leaves, with the indexes start to stop - 1 (an empty one has
+        # none).
+        self.run: Optional[Tuple[List[Key], int, int]] = None
+
+    @property
+    def items(self) -> list:
+        if self._items is None:
+            # made from the run when they are first asked for: a load
+            # that builds the container from its run never does
+            keys, start, stop = self.run
+            self._items = list(zip(keys, range(start, stop)))
+        return self._items
+
+    @items.setter
+    def items(self, items: list) -> None:
+        self._items = items
+
+    def set_run(self, keys: List[Key], start: int, stop: int) -> None:
+        """Make the container the dict or odict of the record leaves of
+        keys, of the indexes start to stop - 1."""
+        self.run = (keys, start, stop)
+        self._items = None
 
 
 def tree_error(path: Optional[str], keys: Optional[Tuple[Key, ...]], what: str) -> DataError:
@@ -623,7 +649,7 @@ class _Parser:
                     raise self.fail(keys, 'containers nested deeper than %d levels' % MAX_DEPTH)
                 if not isinstance(body, list):
                     raise self.fail(keys, 'a %s is not a JSON array' % kind)
-                made = _Container(kind, [])
+                made = _Container(kind)
                 if keys:
                     self.template.nodes[name] = made
                 if kind in ('dict', 'odict'):
@@ -720,17 +746,22 @@ class _Parser:
             return False
         template = self.template
         nodes = template.nodes
-        if len(set(names)) != len(names) or not nodes.keys().isdisjoint(names):
+        if not nodes.keys().isdisjoint(names):
             return False
         start = len(template.names)
-        indexes = range(start, start + len(names))
+        before = len(nodes)
+        nodes.update(zip(names, range(start, start + len(names))))
+        if len(nodes) != before + len(names):
+            # A name repeated (each node before is a leaf's or a
+            # container's, none of these names): as they were.
+            for name in names:
+                nodes.pop(name, None)
+            return False
         template.names.extend(names)
         template.kinds.extend(itertools.repeat(kind, len(names)))
         template.parents.extend(itertools.repeat(keys, len(names)))
         template.keys.extend(keys_of)
-        nodes.update(zip(names, indexes))
-        made.items = list(zip(keys_of, indexes))
-        made.run = (keys_of, start, start + len(names))
+        made.set_run(keys_of, start, start + len(names))
         return True
 
 
@@ -740,8 +771,9 @@ _LEAVES_HEAD = '{"format":"%s","version":%d,"root":{"dict":[["' % (TREE_FORMAT, 
 _LEAF_KIND = '",{"leaf":"'
 
 
-def _canonical_leaves(text: str) -> Optional[Tuple[List[str], str]]:
-    """(keys, kind) when text is the tree that flatten() writes of a dict
+def _canonical_leaves(data: bytes, text: str) -> Optional[Tuple[List[str], str]]:
+    """(keys, kind) when text, decoded from data, is the tree that
+    flatten() writes of a dict
     of leaves of one kind (a model's state_dict) whose keys hold no
     character that JSON escapes or cannot hold as it is (no ``"``, no
     ``\\``, no control character): the document is then that dict's, with
@@ -766,11 +798,11 @@ def _canonical_leaves(text: str) -> Optional[Tuple[List[str], str]]:
     keys = inner.split(between)
     if inner.count('"') != (len(keys) - 1) * between.count('"') or '\\' in inner:
         return None
-    # A control character is a byte below 0x20 of the UTF-8 text (NumPy
-    # finds the least in a fiftieth of the time of str.isprintable()).
+    # A control character is a byte below 0x20 of the UTF-8 text, which
+    # only the keys could hold (NumPy finds the least byte in a fiftieth of
+    # the time of str.isprintable()).
     numpy = _numpy()
-    codes = numpy.frombuffer(inner.encode('utf-8'), dtype=numpy.uint8)
-    if codes.size and codes.min() < 0x20:
+    if numpy.frombuffer(data, dtype=numpy.uint8).min() < 0x20:
         return None
     return keys, kind
 
@@ -787,9 +819,9 @@ def parse(data: bytes, path: Optional[str] = None) -> Template:
     except UnicodeDecodeError as error:
         raise parser.fail(None, 'not UTF-8 (byte %d)' % error.start) from None
     parser.surrogates = _SURROGATE_ESCAPE.search(text) is not None
-    leaves = None if parser.surrogates else _canonical_leaves(text)
+    leaves = None if parser.surrogates else _canonical_leaves(data, text)
     if leaves is not None:
-        root = _Container('dict', [])
+        root = _Container('dict')
         if parser.leaf_run(root, leaves[0], leaves[1], (), ''):
             parser.template.root = root
             return parser.template

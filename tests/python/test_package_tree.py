@@ -535,6 +535,7 @@ class TestTemplate(unittest.TestCase):
             'empty': ({'dict': []}, 0),
             # declined, and refused by the item at a time path
             'a repeated key': (leaves('int', ['a', 'b', 'a']), 0),
+            'a repeated key in a dict': ({'dict': [['m', leaves('int', ['a', 'b', 'a'])]]}, 0),
             'a name met before': ({'dict': [['a.b', None], ['a', leaves('int', ['b'])]]}, 0),
             'a name met after': ({'dict': [['a', leaves('int', ['b'])], ['a.b', {'leaf': 'int'}]]}, 1),
             'an unknown kind': (leaves('pickle', ['a', 'b']), 0),
@@ -612,12 +613,12 @@ class TestTemplate(unittest.TestCase):
                 made = []
                 taken = []
 
-                def counted(text):
-                    found = one_pass(text)
+                def counted(data, text):
+                    found = one_pass(data, text)
                     taken.append(found is not None)
                     return found
 
-                for patched in (counted, lambda text: None):
+                for patched in (counted, lambda data, text: None):
                     with mock.patch.object(serio._tree, '_canonical_leaves', patched):
                         try:
                             made.append(self.describe(serio._tree.parse(text.encode('utf-8'),
@@ -630,7 +631,7 @@ class TestTemplate(unittest.TestCase):
         # serio.save's own text of a state_dict is taken
         state = {'fc%d.weight' % i: numpy.zeros(2, numpy.float32) for i in range(3)}
         data, _ = serio._tree.flatten(state)
-        self.assertEqual(one_pass(data.decode('utf-8')), (list(state), 'ndarray'))
+        self.assertEqual(one_pass(data, data.decode('utf-8')), (list(state), 'ndarray'))
 
     def test_the_text_of_a_dict_of_leaves_mutated(self):
         """Texts a few characters away from serio.save's text of a dict
@@ -657,14 +658,14 @@ class TestTemplate(unittest.TestCase):
                     text[at] = rng.choice(alphabet)
             text = ''.join(text)
             made = []
-            for patched in (one_pass, lambda text: None):
+            for patched in (one_pass, lambda data, text: None):
                 with mock.patch.object(serio._tree, '_canonical_leaves', patched):
                     try:
                         made.append(self.describe(serio._tree.parse(text.encode('utf-8'), 'f')))
                     except serio.DataError as error:
                         made.append((str(error), error.key))
             self.assertEqual(made[0], made[1], text)
-            taken += one_pass(text) is not None
+            taken += one_pass(text.encode('utf-8'), text) is not None
         # The walk reaches both kinds of text (76 taken with this seed).
         self.assertGreater(taken, 30)
         self.assertLess(taken, 2970)
