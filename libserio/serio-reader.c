@@ -181,6 +181,13 @@ typedef enum
   STATE_FAILED,
 } ReaderState;
 
+/* Where a line parsed ahead starts, and its line feed, in buf */
+typedef struct
+{
+  gsize start;
+  gsize nl;
+} AheadText;
+
 struct _SerioReader
 {
   GObject         parent_instance;
@@ -261,6 +268,13 @@ struct _SerioReader
    * before next_ahead were taken or passed. */
   SerioParseLine *ahead;
   gulong         *ahead_lines;
+  /* … and the offsets in buf of the start and the line feed of each
+   * record's line after the first, so that next_record() does not look
+   * through those lines again for their end (see ensure_line_start()):
+   * valid while ahead_text_valid, until the window's bytes move
+   * (compact(), take_spare()) */
+  AheadText      *ahead_text;
+  gboolean        ahead_text_valid;
   gsize           n_ahead;
   gsize           next_ahead;
   double         *ahead_values;
@@ -313,6 +327,7 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->scratch, g_free);
   g_clear_pointer (&self->ahead, g_free);
   g_clear_pointer (&self->ahead_lines, g_free);
+  g_clear_pointer (&self->ahead_text, g_free);
   g_clear_pointer (&self->ahead_values, g_free);
   if (self->batch_names != NULL)
     g_string_free (self->batch_names, TRUE);
@@ -911,6 +926,7 @@ compact (SerioReader *self)
 
   hash_upto (self, self->pos);
   memmove (self->buf, self->buf + self->pos, self->end - self->pos);
+  self->ahead_text_valid = FALSE;
   self->end -= self->pos;
   self->hashed -= self->pos;
   self->scanned = self->scanned > self->pos ? self->scanned - self->pos : 0;
@@ -943,6 +959,7 @@ take_spare (SerioReader *self)
   gsize n = self->spare_end - self->spare_start;
 
   hash_upto (self, self->pos);
+  self->ahead_text_valid = FALSE;
   if (tail <= self->spare_start)
     {
       gsize pos = self->spare_start - tail;
@@ -1718,6 +1735,25 @@ start_is_complete (const char *p,
   return memchr (q, '|', end - q) != NULL || end - (bar + 1) >= LONG_TOKEN_SHOWN;
 }
 
+/* The line feed that ends the line at pos, as parse_ahead() found it: when
+ * the line is one it parsed, and the window's bytes are still where they
+ * were then. The first line feed from pos, then; %NULL otherwise. */
+static const char *
+ahead_line_feed (SerioReader *self)
+{
+  gsize i;
+
+  if (!self->ahead_text_valid)
+    return NULL;
+  /* The round's first record is the one that was read when it began. */
+  for (i = MAX (self->next_ahead, 1); i < self->n_ahead && self->ahead_text[i].start < self->pos; i++)
+    ;
+  if (i == self->n_ahead || self->ahead_text[i].start != self->pos)
+    return NULL;
+
+  return self->buf + self->ahead_text[i].nl;
+}
+
 /* Makes the window hold the start of the line at pos (up to its values)
  * or the whole line. Sets @line_end to the end of the line, or of the
  * window when the line goes on; sets @at_end at the end of the text. */
@@ -1742,7 +1778,12 @@ ensure_line_start (SerioReader   *self,
       const char *p = self->buf + self->pos;
       const char *end = self->buf + self->end;
       const char *limit = bounded && (gsize) (end - p) > SERIAL_SEGMENT ? p + SERIAL_SEGMENT : end;
-      const char *nl = memchr (p + scanned, '\n', limit - (p + scanned));
+      /* A line parsed ahead is not looked through again: in a file of
+       * many short arrays, that was a second pass over every byte, on
+       * the calling thread, while the other threads waited for it. */
+      const char *ahead = ahead_line_feed (self);
+      const char *nl = ahead != NULL && ahead < limit ? ahead :
+                       memchr (p + scanned, '\n', limit - (p + scanned));
       GError *local_error = NULL;
       int got;
 
@@ -2051,6 +2092,7 @@ parse_ahead (SerioReader  *self,
     {
       self->ahead = g_new (SerioParseLine, AHEAD_MAX_LINES);
       self->ahead_lines = g_new (gulong, AHEAD_MAX_LINES);
+      self->ahead_text = g_new (AheadText, AHEAD_MAX_LINES);
     }
   self->ahead[0] = (SerioParseLine) { self->buf + self->pos, self->buf + self->seg_end,
                                       self->dtype, self->count, NULL, NULL, FALSE };
@@ -2078,6 +2120,7 @@ parse_ahead (SerioReader  *self,
         header.count, NULL, NULL, FALSE
       };
       self->ahead_lines[n] = line;
+      self->ahead_text[n] = (AheadText) { p - self->buf, nl - self->buf };
       bytes += line_end - header.values;
       n_values += header.count;
       n++;
@@ -2112,6 +2155,7 @@ parse_ahead (SerioReader  *self,
                               read_during_lines, &sink);
   self->n_ahead = n;
   self->next_ahead = 0;
+  self->ahead_text_valid = TRUE;
   return TRUE;
 }
 
