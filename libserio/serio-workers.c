@@ -1354,19 +1354,27 @@ _serio_workers_parse_lines (SerioWorkers   *workers,
                             gpointer        sink_data)
 {
   LinesTake take = { sink, sink_data };
-  gsize n_groups = 0, bytes = 0;
+  gsize n_groups = 0, bytes = 0, left = 0, target = 0;
+
+  for (gsize i = 0; i < n_lines; i++)
+    left += lines[i].end - lines[i].start;
 
   /* Groups of about PARSE_WINDOW bytes, as the windows of a long line:
-   * enough work per item for its cost in locking to be small. */
+   * enough work per item for its cost in locking to be small; smaller
+   * towards the end (a share of what is left, down to a quarter of
+   * PARSE_WINDOW), so that the threads finish close together, the call
+   * ending when the last group is parsed. */
   for (gsize i = 0; i < n_lines; i++)
     {
-      if (i == 0 || bytes >= PARSE_WINDOW)
+      if (i == 0 || bytes >= target)
         {
           reserve_groups (workers, n_groups);
           workers->groups[n_groups++] = i;
           bytes = 0;
+          target = CLAMP (left / (2 * MAX (n_threads, 1)), PARSE_WINDOW / 4, PARSE_WINDOW);
         }
       bytes += lines[i].end - lines[i].start;
+      left -= lines[i].end - lines[i].start;
     }
   if (n_groups == 0)
     return;
