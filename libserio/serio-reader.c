@@ -1737,21 +1737,22 @@ start_is_complete (const char *p,
 
 /* The line feed that ends the line at pos, as parse_ahead() found it: when
  * the line is one it parsed, and the window's bytes are still where they
- * were then. The first line feed from pos, then; %NULL otherwise. */
+ * were then. The first line feed from pos, then; %NULL otherwise. The
+ * records parsed ahead whose lines start before pos are passed (so that
+ * each is looked at once, however the records are read). */
 static const char *
 ahead_line_feed (SerioReader *self)
 {
-  gsize i;
-
   if (!self->ahead_text_valid)
     return NULL;
   /* The round's first record is the one that was read when it began. */
-  for (i = MAX (self->next_ahead, 1); i < self->n_ahead && self->ahead_text[i].start < self->pos; i++)
-    ;
-  if (i == self->n_ahead || self->ahead_text[i].start != self->pos)
+  self->next_ahead = MAX (self->next_ahead, 1);
+  while (self->next_ahead < self->n_ahead && self->ahead_text[self->next_ahead].start < self->pos)
+    self->next_ahead++;
+  if (self->next_ahead == self->n_ahead || self->ahead_text[self->next_ahead].start != self->pos)
     return NULL;
 
-  return self->buf + self->ahead_text[i].nl;
+  return self->buf + self->ahead_text[self->next_ahead].nl;
 }
 
 /* Makes the window hold the start of the line at pos (up to its values)
