@@ -14,6 +14,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import unittest
@@ -27,6 +28,9 @@ N_KILLS = 50
 # More than the old bundle, less than the new one.
 FSIZE_LIMIT = 64 * 1024
 SCALE = 10 if 'SERIO_TEST_SLOW_TOOL' in os.environ else 1
+# serio-save-preload.so (--preload PATH), which logs the calls that put a
+# saved file in place: None where it was not built.
+PRELOAD = None
 
 
 def make_bundle(which, scale):
@@ -60,6 +64,23 @@ def text_of(bundle):
 
 def helper(*args):
     return [sys.executable, '-B', os.path.abspath(__file__)] + [str(a) for a in args]
+
+
+def temp_file_killed_in_place(log_path):
+    """The temporary file that a process killed after the calls that the
+    preload logged to log_path may have left: when the last of them is the
+    link of a save's file under a temporary name ("link INODE NAME") or the
+    rename of it over the target ("rename INODE NAME TARGET"), NAME (the
+    call may or may not have been made); None after any other call, since a
+    save leaves a temporary file only between those two (as in
+    test-files.c)."""
+    with open(log_path) as log:
+        lines = [line for line in log.read().split('\n') if line]
+    fields = lines[-1].split(' ') if lines else []
+    if len(fields) >= 3 and fields[0] in ('link', 'rename') \
+            and fields[2].startswith('.serio-save-'):
+        return fields[2]
+    return None
 
 
 def save_loop(path, first, scale):
@@ -151,14 +172,31 @@ class KillTest(TempDirTestCase):
 
         current = 0
         outcomes = {'old': 0, 'new': 0, 'between': 0, 'before': 0}
+        env = None
+        allowed = set()
+        if PRELOAD is not None:
+            # The child's calls that put a save in place, logged (outside
+            # the directory of the saves).
+            fd, log_path = tempfile.mkstemp(prefix='serio-kill-log-')
+            os.close(fd)
+            self.addCleanup(os.unlink, log_path)
+            preloaded = os.environ.get('LD_PRELOAD')
+            env = dict(os.environ, SERIO_PRELOAD_LOG=log_path,
+                       LD_PRELOAD=preloaded + ':' + PRELOAD if preloaded else PRELOAD)
         for kill in range(N_KILLS):
+            if env is not None:
+                open(log_path, 'w').close()
             with subprocess.Popen(helper('--save-loop', self.path, 1 - current, SCALE),
-                                  stdout=subprocess.PIPE) as child:
+                                  stdout=subprocess.PIPE, env=env) as child:
                 self.assertEqual(child.stdout.readline(), b'ready\n')
                 time.sleep(random.uniform(0, 3 * save_seconds))
                 child.kill()
                 self.assertEqual(child.wait(), -signal.SIGKILL)
                 said = child.stdout.read().decode()
+            if env is not None:
+                name = temp_file_killed_in_place(log_path)
+                if name is not None:
+                    allowed.add(name)
             # A line the kill cut short says nothing yet; every whole line
             # must be a "save N" or "done N" report.
             lines = said.splitlines()
@@ -187,20 +225,31 @@ class KillTest(TempDirTestCase):
 
         print('%d kills during saves of %d and %d bytes (one save took %.1f ms): '
               '%d in a save ended old, %d new; %d between saves, %d before the '
-              'first; %d temporary files left behind'
+              'first; %d between a link and the end of its rename (%s); '
+              '%d temporary files left behind'
               % (N_KILLS, len(texts[0]), len(texts[1]), save_seconds * 1000,
                  outcomes['old'], outcomes['new'], outcomes['between'],
-                 outcomes['before'], len(self.temp_files())))
+                 outcomes['before'], len(allowed),
+                 'logged' if env is not None else 'not logged', len(self.temp_files())))
         self.assertGreaterEqual(outcomes['old'] + outcomes['new'], 1)
         # With unnamed temporary files, only a kill between the link under a
         # temporary name and the rename over the target (two system calls,
         # a few microseconds of a save of many milliseconds) leaves one, and
-        # it is then complete. A loaded machine can stretch that window, so
-        # the count is bounded loosely and the contents exactly, as in
-        # test-files.c.
+        # it is then complete. Where the child's calls are logged, each
+        # leftover must be the file of a save whose last call logged was its
+        # link or its rename (a loaded machine stretches that window, which
+        # the log sees; a step added between the two calls would leave
+        # files it does not account for); without the log, the count is
+        # bounded loosely. The contents are checked exactly either way, as
+        # in test-files.c.
         if tmpfile_supported(self.dir):
             left = self.temp_files()
-            self.assertLessEqual(len(left), N_KILLS // 10)
+            if env is not None:
+                for name in left:
+                    self.assertIn(name, allowed, '%s was left behind by a kill that the log '
+                                  'does not place between its link and its rename' % name)
+            else:
+                self.assertLessEqual(len(left), N_KILLS // 10)
             for name in left:
                 with open(os.path.join(self.dir, name), 'rb') as f:
                     self.assertIn(f.read(), texts, '%s is not a whole text' % name)
@@ -428,4 +477,7 @@ if __name__ == '__main__':
     elif sys.argv[1:2] == ['--save-limited']:
         save_limited(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), sys.argv[6])
     else:
+        if sys.argv[1:2] == ['--preload']:
+            PRELOAD = sys.argv[2]
+            del sys.argv[1:3]
         unittest.main(verbosity=2)
