@@ -181,13 +181,6 @@ typedef enum
   STATE_FAILED,
 } ReaderState;
 
-/* Where a line parsed ahead starts, and its line feed, in buf */
-typedef struct
-{
-  gsize start;
-  gsize nl;
-} AheadText;
-
 struct _SerioReader
 {
   GObject         parent_instance;
@@ -268,13 +261,12 @@ struct _SerioReader
    * before next_ahead were taken or passed. */
   SerioParseLine *ahead;
   gulong         *ahead_lines;
-  /* … and the offsets in buf of the start and the line feed of each
-   * record's line after the first, so that next_record() does not look
-   * through those lines again for their end (see ensure_line_start()):
-   * valid while ahead_text_valid, until the window's bytes move
-   * (compact(), take_spare()) */
-  AheadText      *ahead_text;
-  gboolean        ahead_text_valid;
+  /* … and the offset in buf of the line feed that ends each one's line,
+   * so that next_record() does not look through those lines again (see
+   * ensure_line_start()): valid while ahead_nl_valid, until the window's
+   * bytes move (compact(), take_spare()) */
+  gsize          *ahead_nl;
+  gboolean        ahead_nl_valid;
   gsize           n_ahead;
   gsize           next_ahead;
   double         *ahead_values;
@@ -327,7 +319,7 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->scratch, g_free);
   g_clear_pointer (&self->ahead, g_free);
   g_clear_pointer (&self->ahead_lines, g_free);
-  g_clear_pointer (&self->ahead_text, g_free);
+  g_clear_pointer (&self->ahead_nl, g_free);
   g_clear_pointer (&self->ahead_values, g_free);
   if (self->batch_names != NULL)
     g_string_free (self->batch_names, TRUE);
@@ -926,7 +918,7 @@ compact (SerioReader *self)
 
   hash_upto (self, self->pos);
   memmove (self->buf, self->buf + self->pos, self->end - self->pos);
-  self->ahead_text_valid = FALSE;
+  self->ahead_nl_valid = FALSE;
   self->end -= self->pos;
   self->hashed -= self->pos;
   self->scanned = self->scanned > self->pos ? self->scanned - self->pos : 0;
@@ -959,7 +951,7 @@ take_spare (SerioReader *self)
   gsize n = self->spare_end - self->spare_start;
 
   hash_upto (self, self->pos);
-  self->ahead_text_valid = FALSE;
+  self->ahead_nl_valid = FALSE;
   if (tail <= self->spare_start)
     {
       gsize pos = self->spare_start - tail;
@@ -1735,24 +1727,28 @@ start_is_complete (const char *p,
   return memchr (q, '|', end - q) != NULL || end - (bar + 1) >= LONG_TOKEN_SHOWN;
 }
 
+/* Passes the records parsed ahead whose lines come before @line. */
+static void
+pass_ahead (SerioReader *self,
+            gulong       line)
+{
+  while (self->next_ahead < self->n_ahead && self->ahead_lines[self->next_ahead] < line)
+    self->next_ahead++;
+}
+
 /* The line feed that ends the line at pos, as parse_ahead() found it: when
  * the line is one it parsed, and the window's bytes are still where they
- * were then. The first line feed from pos, then; %NULL otherwise. The
- * records parsed ahead whose lines start before pos are passed (so that
- * each is looked at once, however the records are read). */
+ * were then. The first line feed from pos, then; %NULL otherwise. */
 static const char *
 ahead_line_feed (SerioReader *self)
 {
-  if (!self->ahead_text_valid)
+  if (!self->ahead_nl_valid)
     return NULL;
-  /* The round's first record is the one that was read when it began. */
-  self->next_ahead = MAX (self->next_ahead, 1);
-  while (self->next_ahead < self->n_ahead && self->ahead_text[self->next_ahead].start < self->pos)
-    self->next_ahead++;
-  if (self->next_ahead == self->n_ahead || self->ahead_text[self->next_ahead].start != self->pos)
+  pass_ahead (self, self->line);
+  if (self->next_ahead == self->n_ahead || self->ahead_lines[self->next_ahead] != self->line)
     return NULL;
 
-  return self->buf + self->ahead_text[self->next_ahead].nl;
+  return self->buf + self->ahead_nl[self->next_ahead];
 }
 
 /* Makes the window hold the start of the line at pos (up to its values)
@@ -2093,11 +2089,12 @@ parse_ahead (SerioReader  *self,
     {
       self->ahead = g_new (SerioParseLine, AHEAD_MAX_LINES);
       self->ahead_lines = g_new (gulong, AHEAD_MAX_LINES);
-      self->ahead_text = g_new (AheadText, AHEAD_MAX_LINES);
+      self->ahead_nl = g_new (gsize, AHEAD_MAX_LINES);
     }
   self->ahead[0] = (SerioParseLine) { self->buf + self->pos, self->buf + self->seg_end,
                                       self->dtype, self->count, NULL, NULL, FALSE };
   self->ahead_lines[0] = self->record_line;
+  self->ahead_nl[0] = self->seg_nl;
 
   while (n < AHEAD_MAX_LINES && bytes < AHEAD_BYTES && p < buf_end)
     {
@@ -2121,7 +2118,7 @@ parse_ahead (SerioReader  *self,
         header.count, NULL, NULL, FALSE
       };
       self->ahead_lines[n] = line;
-      self->ahead_text[n] = (AheadText) { p - self->buf, nl - self->buf };
+      self->ahead_nl[n] = nl - self->buf;
       bytes += line_end - header.values;
       n_values += header.count;
       n++;
@@ -2156,7 +2153,7 @@ parse_ahead (SerioReader  *self,
                               read_during_lines, &sink);
   self->n_ahead = n;
   self->next_ahead = 0;
-  self->ahead_text_valid = TRUE;
+  self->ahead_nl_valid = TRUE;
   return TRUE;
 }
 
@@ -2184,9 +2181,7 @@ take_whole_line (SerioReader  *self,
     return FALSE;
 
   /* Records parsed ahead that were skipped are passed. */
-  while (self->next_ahead < self->n_ahead &&
-         self->ahead_lines[self->next_ahead] < self->record_line)
-    self->next_ahead++;
+  pass_ahead (self, self->record_line);
   if (self->next_ahead == self->n_ahead && count_fits (self->count, len))
     {
       if (effective_threads (self) > 1)
