@@ -271,6 +271,20 @@ struct _SerioReader
   gsize           next_ahead;
   double         *ahead_values;
   gsize           ahead_values_size;
+  /* The line feeds of the next round, looked for while the threads parse
+   * this one (see find_round_line_feeds()): every line feed from
+   * round_nl_from to round_nl_upto is in round_nl[0, n_round_nl), in
+   * order, those before next_round_nl passed; each as an offset in the
+   * text (see buf_offset), which the window's moves leave as it is.
+   * round_nl_limit is where the look stops. */
+  guint64        *round_nl;
+  gsize           n_round_nl;
+  gsize           next_round_nl;
+  guint64         round_nl_from;
+  guint64         round_nl_upto;
+  guint64         round_nl_limit;
+  /* The offset of buf[0] in the text the reader reads (0 for bytes) */
+  guint64         buf_offset;
 
   /* What the last serio_reader_read_records() read: the base names,
    * each ended by a NUL, and the dimensions, one record after the other */
@@ -320,6 +334,7 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->ahead, g_free);
   g_clear_pointer (&self->ahead_lines, g_free);
   g_clear_pointer (&self->ahead_nl, g_free);
+  g_clear_pointer (&self->round_nl, g_free);
   g_clear_pointer (&self->ahead_values, g_free);
   if (self->batch_names != NULL)
     g_string_free (self->batch_names, TRUE);
@@ -892,9 +907,84 @@ read_during_parse (const char *text,
     }
 }
 
+/* Looks through up to @budget bytes of the text after round_nl_upto,
+ * up to round_nl_limit, for the line feeds of the next round of short
+ * lines (see parse_ahead()): in the window, then in what was read on
+ * into the spare after it, which follows it in the text. */
+static void
+find_round_line_feeds (SerioReader *self,
+                       gsize        budget)
+{
+  guint64 window_end = self->buf_offset + self->end;
+  guint64 stop = MIN (self->round_nl_limit, self->round_nl_upto + budget);
+
+  while (self->round_nl_upto < stop && self->n_round_nl < AHEAD_MAX_LINES)
+    {
+      const char *from, *to, *nl;
+
+      if (self->round_nl_upto < window_end)
+        {
+          from = self->buf + (self->round_nl_upto - self->buf_offset);
+          to = self->buf + (MIN (stop, window_end) - self->buf_offset);
+        }
+      else if (self->spare != NULL &&
+               self->round_nl_upto - window_end < self->spare_end - self->spare_start)
+        {
+          from = self->spare + self->spare_start + (self->round_nl_upto - window_end);
+          to = from + MIN (stop - self->round_nl_upto,
+                           (guint64) (self->spare + self->spare_end - from));
+        }
+      else
+        {
+          break;
+        }
+
+      nl = memchr (from, '\n', to - from);
+      if (nl == NULL)
+        {
+          self->round_nl_upto += to - from;
+          continue;
+        }
+      self->round_nl[self->n_round_nl++] = self->round_nl_upto + (nl - from);
+      self->round_nl_upto += nl - from + 1;
+    }
+}
+
+/* The first line feed in buf[@p, @end) (the window's end at most), as
+ * memchr() finds it, from those find_round_line_feeds() found where
+ * they cover @p. */
+static const char *
+round_line_feed (SerioReader *self,
+                 const char  *p,
+                 const char  *end)
+{
+  guint64 at = self->buf_offset + (p - self->buf);
+
+  if (at >= self->round_nl_from && at <= self->round_nl_upto)
+    {
+      while (self->next_round_nl < self->n_round_nl && self->round_nl[self->next_round_nl] < at)
+        self->next_round_nl++;
+      if (self->next_round_nl < self->n_round_nl)
+        {
+          guint64 nl = self->round_nl[self->next_round_nl];
+
+          return nl < self->buf_offset + (end - self->buf) ? self->buf + (nl - self->buf_offset) : NULL;
+        }
+      p = self->buf + (self->round_nl_upto - self->buf_offset);
+      if (p >= end)
+        return NULL;
+    }
+
+  return memchr (p, '\n', end - p);
+}
+
 /* The SerioTextSink of a parse of short lines on the threads (see
  * parse_ahead()), as read_during_parse() for a long one: the text up to
- * the end of the lines parsed so far is hashed, and a file read on. */
+ * the end of the lines parsed so far is hashed, and a file read on; and
+ * the text after the lines is looked through for the next round's, twice
+ * as much as the threads parsed, so that the look is done by the time
+ * the last lines are (on the calling thread, which otherwise looked
+ * through them alone when the round began, while the others waited). */
 static void
 read_during_lines (const char *text,
                    gsize       len,
@@ -906,6 +996,7 @@ read_during_lines (const char *text,
 
   read_during_parse (self->buf + self->hashed, upto > self->hashed ? upto - self->hashed : 0,
                      user_data);
+  find_round_line_feeds (self, 2 * len);
 }
 
 /* Drops the bytes before pos of a stream's window (hashing them): the
@@ -919,6 +1010,7 @@ compact (SerioReader *self)
   hash_upto (self, self->pos);
   memmove (self->buf, self->buf + self->pos, self->end - self->pos);
   self->ahead_nl_valid = FALSE;
+  self->buf_offset += self->pos;
   self->end -= self->pos;
   self->hashed -= self->pos;
   self->scanned = self->scanned > self->pos ? self->scanned - self->pos : 0;
@@ -959,6 +1051,7 @@ take_spare (SerioReader *self)
       gsize cap = self->cap;
 
       memcpy (self->spare + pos, self->buf + self->pos, tail);
+      self->buf_offset = self->buf_offset + self->pos - pos;
       self->hashed = self->hashed - self->pos + pos;
       if (self->scanned >= self->end)
         self->scanned = self->spare_scanned;
@@ -1777,10 +1870,11 @@ ensure_line_start (SerioReader   *self,
       const char *limit = bounded && (gsize) (end - p) > SERIAL_SEGMENT ? p + SERIAL_SEGMENT : end;
       /* A line parsed ahead is not looked through again: in a file of
        * many short arrays, that was a second pass over every byte, on
-       * the calling thread, while the other threads waited for it. */
+       * the calling thread, while the other threads waited for it; nor
+       * is one whose line feed was found during a round. */
       const char *ahead = ahead_line_feed (self);
       const char *nl = ahead != NULL && ahead < limit ? ahead :
-                       memchr (p + scanned, '\n', limit - (p + scanned));
+                       round_line_feed (self, p + scanned, limit);
       GError *local_error = NULL;
       int got;
 
@@ -2090,6 +2184,7 @@ parse_ahead (SerioReader  *self,
       self->ahead = g_new (SerioParseLine, AHEAD_MAX_LINES);
       self->ahead_lines = g_new (gulong, AHEAD_MAX_LINES);
       self->ahead_nl = g_new (gsize, AHEAD_MAX_LINES);
+      self->round_nl = g_new (guint64, AHEAD_MAX_LINES);
     }
   self->ahead[0] = (SerioParseLine) { self->buf + self->pos, self->buf + self->seg_end,
                                       self->dtype, self->count, NULL, NULL, FALSE };
@@ -2098,7 +2193,7 @@ parse_ahead (SerioReader  *self,
 
   while (n < AHEAD_MAX_LINES && bytes < AHEAD_BYTES && p < buf_end)
     {
-      const char *nl = memchr (p, '\n', buf_end - p);
+      const char *nl = round_line_feed (self, p, buf_end);
       const char *line_end;
       SerioCodecHeader header;
 
@@ -2148,6 +2243,11 @@ parse_ahead (SerioReader  *self,
 
   if (self->workers == NULL)
     self->workers = _serio_workers_new ();
+  /* The next round's lines start after the last of these (or its line
+   * ends the window, and they are the spare's). */
+  self->round_nl_from = self->round_nl_upto = self->buf_offset + self->ahead_nl[n - 1] + 1;
+  self->round_nl_limit = self->round_nl_from + AHEAD_BYTES + PARALLEL_MIN_BYTES;
+  self->n_round_nl = self->next_round_nl = 0;
   /* The text is hashed, and a file read on, as the threads parse. */
   _serio_workers_parse_lines (self->workers, self->ahead, n, buf_end, n_threads,
                               read_during_lines, &sink);
