@@ -638,6 +638,108 @@ test_canonical_random (void)
   g_test_message ("%u inputs, %" G_GSIZE_FORMAT " values", n_inputs, n_values_total);
 }
 
+/* What spec 3.3 makes of a name's bytes: the reason its record is
+ * refused, as the reader's message gives it, or %NULL when it is a name. */
+static const char *
+name_problem (const char *name,
+              gsize       len)
+{
+  if (memchr (name, '\0', len) != NULL)
+    return "contains a NUL byte";
+  if (memchr (name, '\r', len) != NULL)
+    return "contains a carriage return";
+  if (!g_utf8_validate_len (name, len, NULL))
+    return "is not valid UTF-8";
+  return NULL;
+}
+
+/* Reads "v1|<name>|0|" and checks that it is refused for @problem, or read
+ * with @name as its name. */
+static void
+check_name_bytes (const char *name,
+                  gsize       len,
+                  const char *problem)
+{
+  g_autoptr(GString) text = g_string_new ("v1|");
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(SerioBundle) bundle = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_string_append_len (text, name, len);
+  g_string_append (text, "|0|\n");
+  bytes = g_bytes_new (text->str, text->len);
+  bundle = serio_bundle_new_from_bytes (bytes, &error);
+  if (problem != NULL)
+    {
+      g_assert_null (bundle);
+      g_assert_error (error, SERIO_ERROR, SERIO_ERROR_SYNTAX);
+      g_assert_nonnull (strstr (error->message, problem));
+      g_assert_true (g_str_has_prefix (error->message, "Line 1: "));
+    }
+  else
+    {
+      g_assert_no_error (error);
+      g_assert_cmpuint (serio_bundle_get_n_arrays (bundle), ==, 1);
+      g_assert_cmpmem (serio_bundle_get_name (bundle, 0), strlen (serio_bundle_get_name (bundle, 0)),
+                       name, len);
+    }
+}
+
+/* Spec 3.3 on every byte of a name, as the reader looks at eight bytes
+ * at a time: each kind of bad byte at each place in names of 1 to 24
+ * bytes (in each lane of a word, and in the bytes after the last whole
+ * word), a good UTF-8 sequence at each place, then random names of
+ * ASCII, control characters and bytes of UTF-8, good and bad. */
+static void
+test_name_bytes (void)
+{
+  static const struct { char byte; const char *problem; } bad[] = {
+    { '\0', "contains a NUL byte" },
+    { '\r', "contains a carriage return" },
+    { (char) 0xff, "is not valid UTF-8" },
+    { (char) 0x80, "is not valid UTF-8" },
+    { (char) 0xc3, "is not valid UTF-8" },
+  };
+  static const char alphabet[] = "aZ09 .\t\x01\x0c\x0e\x1f\x7f\x8d\x80\xc3\xa9\xe5\x90\x8d\xff\r";
+  guint n_random = test_iterations (20000), n_refused = 0;
+
+  for (gsize len = 1; len <= 24; len++)
+    {
+      for (gsize at = 0; at < len; at++)
+        {
+          char name[32];
+
+          memset (name, 'n', len);
+          for (guint k = 0; k < G_N_ELEMENTS (bad); k++)
+            {
+              name[at] = bad[k].byte;
+              check_name_bytes (name, len, bad[k].problem);
+            }
+          /* "é" in two bytes */
+          memset (name, 'n', len + 1);
+          memcpy (name + at, "\xc3\xa9", 2);
+          check_name_bytes (name, len + 1, NULL);
+        }
+    }
+
+  for (guint k = 0; k < n_random; k++)
+    {
+      char name[40];
+      gsize len = g_test_rand_int_range (1, sizeof name);
+      const char *problem;
+
+      for (gsize i = 0; i < len; i++)
+        name[i] = g_test_rand_int_range (0, 4) != 0 ? 'a' :
+                  alphabet[g_test_rand_int_range (0, sizeof alphabet - 1)];
+      problem = name_problem (name, len);
+      n_refused += problem != NULL;
+      check_name_bytes (name, len, problem);
+    }
+  /* Names of both kinds were read. */
+  g_assert_cmpuint (n_refused, >, n_random / 4);
+  g_assert_cmpuint (n_refused, <, n_random);
+}
+
 int
 main (int   argc,
       char *argv[])
@@ -658,6 +760,7 @@ main (int   argc,
   add_rejections ("bad-bytes", bad_bytes, G_N_ELEMENTS (bad_bytes));
   add_rejections ("lines", line_numbers, G_N_ELEMENTS (line_numbers));
 
+  g_test_add_func ("/reject/name-bytes", test_name_bytes);
   g_test_add_func ("/reject/long-tokens", test_long_tokens);
   g_test_add_func ("/reject/far-line", test_far_line);
   g_test_add_func ("/reject/string-stops-at-nul", test_string_stops_at_nul);
