@@ -34,25 +34,30 @@
 typedef struct
 {
   const char *name;
+  gsize       name_len;
   gsize       size;
   const char *range;    /* of an integer type, for messages */
 } DtypeInfo;
 
+#define DTYPE(name, size, range) { name, sizeof name - 1, size, range }
+
 static const DtypeInfo dtypes[] = {
-  [SERIO_DTYPE_FLOAT64]  = { "float64",  8, NULL },
-  [SERIO_DTYPE_FLOAT32]  = { "float32",  4, NULL },
-  [SERIO_DTYPE_FLOAT16]  = { "float16",  2, NULL },
-  [SERIO_DTYPE_BFLOAT16] = { "bfloat16", 2, NULL },
-  [SERIO_DTYPE_INT8]     = { "int8",     1, "-128 … 127" },
-  [SERIO_DTYPE_INT16]    = { "int16",    2, "-32768 … 32767" },
-  [SERIO_DTYPE_INT32]    = { "int32",    4, "-2147483648 … 2147483647" },
-  [SERIO_DTYPE_INT64]    = { "int64",    8, "-9223372036854775808 … 9223372036854775807" },
-  [SERIO_DTYPE_UINT8]    = { "uint8",    1, "0 … 255" },
-  [SERIO_DTYPE_UINT16]   = { "uint16",   2, "0 … 65535" },
-  [SERIO_DTYPE_UINT32]   = { "uint32",   4, "0 … 4294967295" },
-  [SERIO_DTYPE_UINT64]   = { "uint64",   8, "0 … 18446744073709551615" },
-  [SERIO_DTYPE_BOOL]     = { "bool",     1, NULL },
+  [SERIO_DTYPE_FLOAT64]  = DTYPE ("float64",  8, NULL),
+  [SERIO_DTYPE_FLOAT32]  = DTYPE ("float32",  4, NULL),
+  [SERIO_DTYPE_FLOAT16]  = DTYPE ("float16",  2, NULL),
+  [SERIO_DTYPE_BFLOAT16] = DTYPE ("bfloat16", 2, NULL),
+  [SERIO_DTYPE_INT8]     = DTYPE ("int8",     1, "-128 … 127"),
+  [SERIO_DTYPE_INT16]    = DTYPE ("int16",    2, "-32768 … 32767"),
+  [SERIO_DTYPE_INT32]    = DTYPE ("int32",    4, "-2147483648 … 2147483647"),
+  [SERIO_DTYPE_INT64]    = DTYPE ("int64",    8, "-9223372036854775808 … 9223372036854775807"),
+  [SERIO_DTYPE_UINT8]    = DTYPE ("uint8",    1, "0 … 255"),
+  [SERIO_DTYPE_UINT16]   = DTYPE ("uint16",   2, "0 … 65535"),
+  [SERIO_DTYPE_UINT32]   = DTYPE ("uint32",   4, "0 … 4294967295"),
+  [SERIO_DTYPE_UINT64]   = DTYPE ("uint64",   8, "0 … 18446744073709551615"),
+  [SERIO_DTYPE_BOOL]     = DTYPE ("bool",     1, NULL),
 };
+
+#undef DTYPE
 
 G_STATIC_ASSERT (G_N_ELEMENTS (dtypes) == SERIO_DTYPE_LAST + 1);
 
@@ -637,7 +642,7 @@ _serio_dtype_from_text (const char *text,
 {
   for (guint i = 0; i < G_N_ELEMENTS (dtypes); i++)
     {
-      if (strlen (dtypes[i].name) == len && memcmp (dtypes[i].name, text, len) == 0)
+      if (dtypes[i].name_len == len && memcmp (dtypes[i].name, text, len) == 0)
         {
           *dtype = (SerioDtype) i;
           return TRUE;

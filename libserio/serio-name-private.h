@@ -38,6 +38,13 @@ gboolean   _serio_name_parse       (const char    *name,
                                     SerioDtype    *dtype,
                                     guint64       *dims,
                                     guint         *n_dims);
+gboolean   _serio_name_parse_if_typed (const char *name,
+                                       gsize       len,
+                                       guint64     n_values,
+                                       gsize      *base_len,
+                                       SerioDtype *dtype,
+                                       guint64    *dims,
+                                       guint      *n_dims);
 SerioDtype _serio_name_get_dtype   (const char    *name,
                                     gsize          len,
                                     guint64        n_values);

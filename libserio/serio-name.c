@@ -223,6 +223,54 @@ _serio_name_parse (const char *name,
 }
 
 /*
+ * _serio_name_parse_if_typed:
+ * @name: a stored name, not necessarily NUL-terminated
+ * @len: its length in bytes
+ * @n_values: the number of values of its array
+ * @base_len: (out): the length in bytes of the base name
+ * @dtype: (out): the element type
+ * @dims: (out caller-allocates): room for %SERIO_SHAPE_MAX_DIMS dims
+ * @n_dims: (out): the number of dims
+ *
+ * _serio_name_parse() for a name that may have a type marker. The names
+ * of most float64 arrays are told from their last bytes (no suffix, or
+ * no '@' just before it): for those, only @dtype is set, to float64, at
+ * the cost of that look, and the caller parses the shape if it needs it.
+ *
+ * Returns: whether @base_len, @dims and @n_dims were set
+ */
+gboolean
+_serio_name_parse_if_typed (const char *name,
+                            gsize       len,
+                            guint64     n_values,
+                            gsize      *base_len,
+                            SerioDtype *dtype,
+                            guint64    *dims,
+                            guint      *n_dims)
+{
+  const char *open = NULL;
+
+  *dtype = SERIO_DTYPE_FLOAT64;
+  if (G_LIKELY (len < 2 || name[len - 1] != ']'))
+    return FALSE;
+
+  for (gsize i = len - 1; i-- > 0;)
+    {
+      if (name[i] == '[')
+        {
+          open = name + i;
+          break;
+        }
+    }
+  /* A marker is '@' and at most 8 letters: "bfloat16". */
+  if (open == NULL || memchr (MAX (open - 9, name), '@', open - MAX (open - 9, name)) == NULL)
+    return FALSE;
+
+  _serio_name_parse (name, len, n_values, base_len, dtype, dims, n_dims);
+  return TRUE;
+}
+
+/*
  * _serio_name_get_dtype:
  * @name: a stored name, not necessarily NUL-terminated
  * @len: its length in bytes
@@ -243,24 +291,8 @@ _serio_name_get_dtype (const char *name,
   gsize base_len;
   guint n_dims;
   SerioDtype dtype;
-  const char *open = NULL;
 
-  if (G_LIKELY (len < 2 || name[len - 1] != ']'))
-    return SERIO_DTYPE_FLOAT64;
-
-  for (gsize i = len - 1; i-- > 0;)
-    {
-      if (name[i] == '[')
-        {
-          open = name + i;
-          break;
-        }
-    }
-  /* A marker is '@' and at most 8 letters: "bfloat16". */
-  if (open == NULL || memchr (MAX (open - 9, name), '@', open - MAX (open - 9, name)) == NULL)
-    return SERIO_DTYPE_FLOAT64;
-
-  _serio_name_parse (name, len, n_values, &base_len, &dtype, dims, &n_dims);
+  _serio_name_parse_if_typed (name, len, n_values, &base_len, &dtype, dims, &n_dims);
   return dtype;
 }
 

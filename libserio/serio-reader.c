@@ -249,6 +249,12 @@ struct _SerioReader
   gboolean        field_start;  /* no token of the record looked at yet */
   gboolean        line_done;    /* its last token was parsed */
   gulong          record_line;
+  /* … and, when shape_valid, its shape as its name gives it (see
+   * record_shape()) */
+  gboolean        shape_valid;
+  gsize           base_len;
+  guint           n_dims;
+  guint64         dims[SERIO_SHAPE_MAX_DIMS];
 
   /* Parallel parsing */
   guint           threads;      /* as set; 0 for the default */
@@ -962,6 +968,9 @@ round_line_feed (SerioReader *self,
 
   if (at >= self->round_nl_from && at <= self->round_nl_upto)
     {
+      /* The lines are looked up in order; any other order is served too. */
+      if (self->next_round_nl > 0 && self->round_nl[self->next_round_nl - 1] >= at)
+        self->next_round_nl = 0;
       while (self->next_round_nl < self->n_round_nl && self->round_nl[self->next_round_nl] < at)
         self->next_round_nl++;
       if (self->next_round_nl < self->n_round_nl)
@@ -2044,9 +2053,12 @@ next_record (SerioReader   *self,
       if (!header.count_exact)
         self->declared = _serio_codec_describe (header.count_start, header.count_digits);
       self->kind = header.kind;
-      self->dtype = header.kind == SERIO_NAME_ARRAY && header.count_exact ?
-                    _serio_name_get_dtype (header.name, header.name_len, header.count) :
-                    SERIO_DTYPE_FLOAT64;
+      /* A typed name is parsed whole for its type: its shape is kept. */
+      self->dtype = SERIO_DTYPE_FLOAT64;
+      self->shape_valid = header.kind == SERIO_NAME_ARRAY && header.count_exact &&
+                          _serio_name_parse_if_typed (header.name, header.name_len, header.count,
+                                                      &self->base_len, &self->dtype, self->dims,
+                                                      &self->n_dims);
       self->count = header.count;
       self->count_exact = header.count_exact;
       self->n_tokens = 0;
@@ -2358,6 +2370,23 @@ _serio_reader_read_array (SerioReader   *self,
   return TRUE;
 }
 
+/* The current array's shape: the length of its base name, its dims and
+ * their number, from its name, parsed here unless next_record() did. */
+static const guint64 *
+record_shape (SerioReader *self,
+              gsize       *base_len,
+              guint       *n_dims)
+{
+  if (!self->shape_valid)
+    {
+      _serio_shape_parse (self->name, self->count, &self->base_len, self->dims, &self->n_dims);
+      self->shape_valid = TRUE;
+    }
+  *base_len = self->base_len;
+  *n_dims = self->n_dims;
+  return self->dims;
+}
+
 /**
  * serio_reader_get_name:
  * @self: a #SerioReader
@@ -2402,7 +2431,14 @@ serio_reader_get_shape (SerioReader *self,
   g_return_val_if_fail (n_dims != NULL, NULL);
 
   name = serio_reader_get_name (self);
-  _serio_shape_parse (name != NULL ? name : "", serio_reader_get_n_values (self), &base_len, dims, &n);
+  if (name != NULL)
+    {
+      const guint64 *shape = record_shape (self, &base_len, &n);
+
+      *n_dims = n;
+      return g_memdup2 (shape, MAX (n, 1) * sizeof (guint64));
+    }
+  _serio_shape_parse ("", 0, &base_len, dims, &n);
   *n_dims = n;
 
   return g_memdup2 (dims, MAX (n, 1) * sizeof (guint64));
@@ -2422,7 +2458,6 @@ serio_reader_get_shape (SerioReader *self,
 char *
 serio_reader_get_base_name (SerioReader *self)
 {
-  guint64 dims[SERIO_SHAPE_MAX_DIMS];
   const char *name;
   gsize base_len;
   guint n;
@@ -2433,7 +2468,7 @@ serio_reader_get_base_name (SerioReader *self)
   if (name == NULL)
     return NULL;
 
-  _serio_shape_parse (name, serio_reader_get_n_values (self), &base_len, dims, &n);
+  record_shape (self, &base_len, &n);
   return g_strndup (name, base_len);
 }
 
@@ -2774,7 +2809,7 @@ serio_reader_read_records (SerioReader      *self,
 
   while (n < max_records)
     {
-      guint64 shape[SERIO_SHAPE_MAX_DIMS];
+      const guint64 *shape;
       GError *local_error = NULL;
       gsize offset = used + (8 - used % 8) % 8, element_size, base_len;
       guint n_dims;
@@ -2797,7 +2832,7 @@ serio_reader_read_records (SerioReader      *self,
 
       /* The blocks grow as the records come: until they are whole, the
        * record holds where in them its name and dimensions are. */
-      _serio_shape_parse (self->name, self->count, &base_len, shape, &n_dims);
+      shape = record_shape (self, &base_len, &n_dims);
       records[n] = (SerioRecordInfo) {
         GSIZE_TO_POINTER (self->batch_names->len), GSIZE_TO_POINTER (self->batch_dims->len),
         offset, self->count, self->dtype, n_dims
