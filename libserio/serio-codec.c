@@ -456,9 +456,9 @@ has_version_tag (const char *p,
 /* Whether the @len bytes at @name are all ASCII, none of them NUL or a
  * carriage return: then check_name() passes them, from one look at eight
  * bytes at a time where it otherwise takes three (g_utf8_validate_len()
- * alone cost about 270 instructions a name of 29 bytes). %FALSE may also
- * be said of a name that passes (a byte after a NUL), never %TRUE of one
- * that does not. */
+ * alone cost about 270 instructions a name of 29 bytes). A name with
+ * bytes beyond ASCII gets %FALSE, and the three looks, even when it is
+ * good UTF-8. */
 static inline gboolean
 name_is_plain_ascii (const char *name,
                      gsize       len)
