@@ -267,12 +267,10 @@ struct _SerioReader
    * before next_ahead were taken or passed. */
   SerioParseLine *ahead;
   gulong         *ahead_lines;
-  /* … and the offset in buf of the line feed that ends each one's line,
-   * so that next_record() does not look through those lines again (see
-   * ensure_line_start()): valid while ahead_nl_valid, until the window's
-   * bytes move (compact(), take_spare()) */
-  gsize          *ahead_nl;
-  gboolean        ahead_nl_valid;
+  /* … and the offset in the text (see buf_offset) of the line feed that
+   * ends each one's line, so that next_record() does not look through
+   * those lines again (see ensure_line_start()) */
+  guint64        *ahead_nl;
   gsize           n_ahead;
   gsize           next_ahead;
   double         *ahead_values;
@@ -1018,7 +1016,6 @@ compact (SerioReader *self)
 
   hash_upto (self, self->pos);
   memmove (self->buf, self->buf + self->pos, self->end - self->pos);
-  self->ahead_nl_valid = FALSE;
   self->buf_offset += self->pos;
   self->end -= self->pos;
   self->hashed -= self->pos;
@@ -1052,7 +1049,6 @@ take_spare (SerioReader *self)
   gsize n = self->spare_end - self->spare_start;
 
   hash_upto (self, self->pos);
-  self->ahead_nl_valid = FALSE;
   if (tail <= self->spare_start)
     {
       gsize pos = self->spare_start - tail;
@@ -1838,19 +1834,20 @@ pass_ahead (SerioReader *self,
     self->next_ahead++;
 }
 
-/* The line feed that ends the line at pos, as parse_ahead() found it: when
- * the line is one it parsed, and the window's bytes are still where they
- * were then. The first line feed from pos, then; %NULL otherwise. */
+/* The line feed that ends the line at pos, as parse_ahead() found it, when
+ * the line is one it parsed (and the window holds its end, as it did
+ * then): the first line feed from pos. %NULL otherwise. */
 static const char *
 ahead_line_feed (SerioReader *self)
 {
-  if (!self->ahead_nl_valid)
-    return NULL;
+  guint64 nl;
+
   pass_ahead (self, self->line);
   if (self->next_ahead == self->n_ahead || self->ahead_lines[self->next_ahead] != self->line)
     return NULL;
+  nl = self->ahead_nl[self->next_ahead];
 
-  return self->buf + self->ahead_nl[self->next_ahead];
+  return nl < self->buf_offset + self->end ? self->buf + (nl - self->buf_offset) : NULL;
 }
 
 /* Makes the window hold the start of the line at pos (up to its values)
@@ -2195,13 +2192,13 @@ parse_ahead (SerioReader  *self,
     {
       self->ahead = g_new (SerioParseLine, AHEAD_MAX_LINES);
       self->ahead_lines = g_new (gulong, AHEAD_MAX_LINES);
-      self->ahead_nl = g_new (gsize, AHEAD_MAX_LINES);
+      self->ahead_nl = g_new (guint64, AHEAD_MAX_LINES);
       self->round_nl = g_new (guint64, AHEAD_MAX_LINES);
     }
   self->ahead[0] = (SerioParseLine) { self->buf + self->pos, self->buf + self->seg_end,
                                       self->dtype, self->count, NULL, NULL, FALSE };
   self->ahead_lines[0] = self->record_line;
-  self->ahead_nl[0] = self->seg_nl;
+  self->ahead_nl[0] = self->buf_offset + self->seg_nl;
 
   while (n < AHEAD_MAX_LINES && bytes < AHEAD_BYTES && p < buf_end)
     {
@@ -2225,7 +2222,7 @@ parse_ahead (SerioReader  *self,
         header.count, NULL, NULL, FALSE
       };
       self->ahead_lines[n] = line;
-      self->ahead_nl[n] = nl - self->buf;
+      self->ahead_nl[n] = self->buf_offset + (nl - self->buf);
       bytes += line_end - header.values;
       n_values += header.count;
       n++;
@@ -2257,7 +2254,7 @@ parse_ahead (SerioReader  *self,
     self->workers = _serio_workers_new ();
   /* The next round's lines start after the last of these (or its line
    * ends the window, and they are the spare's). */
-  self->round_nl_from = self->round_nl_upto = self->buf_offset + self->ahead_nl[n - 1] + 1;
+  self->round_nl_from = self->round_nl_upto = self->ahead_nl[n - 1] + 1;
   self->round_nl_limit = self->round_nl_from + AHEAD_BYTES + PARALLEL_MIN_BYTES;
   self->n_round_nl = self->next_round_nl = 0;
   /* The text is hashed, and a file read on, as the threads parse. */
@@ -2265,7 +2262,6 @@ parse_ahead (SerioReader  *self,
                               read_during_lines, &sink);
   self->n_ahead = n;
   self->next_ahead = 0;
-  self->ahead_nl_valid = TRUE;
   return TRUE;
 }
 
