@@ -172,6 +172,27 @@
  * between the parse and the conversion. */
 #define SCRATCH_VALUES      8192
 
+/* The dims of a typed name that parse_ahead() keeps for next_record():
+ * a model's tensors have up to four. */
+#define AHEAD_DIMS          4
+
+/* What parse_ahead() read of the start of a line it parsed (see
+ * ahead_header()), with the offsets from the line's start. A line of
+ * more than AHEAD_DIMS dims is not kept (valid is FALSE). */
+typedef struct
+{
+  gboolean    valid;
+  guint32     name_at;
+  guint32     name_len;
+  guint32     values_at;
+  guint64     count;
+  SerioDtype  dtype;
+  gboolean    shape_valid;
+  guint       n_dims;
+  gsize       base_len;
+  guint64     dims[AHEAD_DIMS];
+} AheadHeader;
+
 typedef enum
 {
   STATE_LINE,       /* at the start of a line, no array */
@@ -271,6 +292,9 @@ struct _SerioReader
    * ends each one's line, so that next_record() does not look through
    * those lines again (see ensure_line_start()) */
   guint64        *ahead_nl;
+  /* … and what it read of each one's start, for next_record() to take */
+  AheadHeader    *ahead_headers;
+  gsize           ahead_cap;    /* the room of those four, in lines */
   gsize           n_ahead;
   gsize           next_ahead;
   double         *ahead_values;
@@ -338,6 +362,7 @@ serio_reader_finalize (GObject *object)
   g_clear_pointer (&self->ahead, g_free);
   g_clear_pointer (&self->ahead_lines, g_free);
   g_clear_pointer (&self->ahead_nl, g_free);
+  g_clear_pointer (&self->ahead_headers, g_free);
   g_clear_pointer (&self->round_nl, g_free);
   g_clear_pointer (&self->ahead_values, g_free);
   if (self->batch_names != NULL)
@@ -1850,6 +1875,24 @@ ahead_line_feed (SerioReader *self)
   return nl < self->buf_offset + self->end ? self->buf + (nl - self->buf_offset) : NULL;
 }
 
+/* What parse_ahead() read of the start of the line at pos, when it parsed
+ * the line and ensure_line_start() found its end at @nl, the line feed
+ * parse_ahead() found (so the window holds the same bytes, whole): %NULL
+ * otherwise, and next_record() reads the start itself. */
+static const AheadHeader *
+ahead_header (SerioReader *self,
+              const char  *nl)
+{
+  gsize i = self->next_ahead;
+
+  if (nl == NULL || i == self->n_ahead || self->ahead_lines[i] != self->line ||
+      self->ahead_nl[i] != self->buf_offset + (guint64) (nl - self->buf) ||
+      !self->ahead_headers[i].valid)
+    return NULL;
+
+  return &self->ahead_headers[i];
+}
+
 /* Makes the window hold the start of the line at pos (up to its values)
  * or the whole line. Sets @line_end to the end of the line, or of the
  * window when the line goes on; sets @at_end at the end of the text. */
@@ -1969,6 +2012,7 @@ next_record (SerioReader   *self,
   for (;;)
     {
       SerioCodecHeader header;
+      const AheadHeader *kept;
       const char *p, *line_end = NULL, *nl = NULL;
       gboolean at_end;
       GError *local_error = NULL;
@@ -1997,7 +2041,13 @@ next_record (SerioReader   *self,
 
       if (!self->seen_record && !sniff_first_record (self, cancellable, error))
         return FALSE;
-      if (!_serio_codec_parse_name (p, line_end, self->line, &header, &local_error))
+      /* The start of a line parsed ahead is taken as parse_ahead() read
+       * it: an array with an exact count. */
+      kept = ahead_header (self, nl);
+      if (kept != NULL)
+        header = (SerioCodecHeader) { p + kept->name_at, kept->name_len, SERIO_NAME_ARRAY, NULL, 0,
+                                      kept->count, TRUE, p + kept->values_at };
+      else if (!_serio_codec_parse_name (p, line_end, self->line, &header, &local_error))
         return fail (self, local_error, cancellable, error);
 
       if (!self->seen_record)
@@ -2032,7 +2082,8 @@ next_record (SerioReader   *self,
             }
         }
 
-      if (!_serio_codec_parse_count (&header, line_end, self->buf + self->end, self->line,
+      if (kept == NULL &&
+          !_serio_codec_parse_count (&header, line_end, self->buf + self->end, self->line,
                                      &local_error))
         return fail (self, local_error, cancellable, error);
 
@@ -2052,10 +2103,23 @@ next_record (SerioReader   *self,
       self->kind = header.kind;
       /* A typed name is parsed whole for its type: its shape is kept. */
       self->dtype = SERIO_DTYPE_FLOAT64;
-      self->shape_valid = header.kind == SERIO_NAME_ARRAY && header.count_exact &&
-                          _serio_name_parse_if_typed (header.name, header.name_len, header.count,
-                                                      &self->base_len, &self->dtype, self->dims,
-                                                      &self->n_dims);
+      if (kept != NULL)
+        {
+          self->dtype = kept->dtype;
+          self->shape_valid = kept->shape_valid;
+          if (kept->shape_valid)
+            {
+              self->base_len = kept->base_len;
+              self->n_dims = kept->n_dims;
+              for (guint i = 0; i < kept->n_dims; i++)
+                self->dims[i] = kept->dims[i];
+            }
+        }
+      else
+        self->shape_valid = header.kind == SERIO_NAME_ARRAY && header.count_exact &&
+                            _serio_name_parse_if_typed (header.name, header.name_len, header.count,
+                                                        &self->base_len, &self->dtype, self->dims,
+                                                        &self->n_dims);
       self->count = header.count;
       self->count_exact = header.count_exact;
       self->n_tokens = 0;
@@ -2163,18 +2227,33 @@ count_fits (guint64 count,
   return count <= (guint64) len / 2 + 1;
 }
 
+/* Makes room for twice as many lines parsed ahead (16 at first, up to
+ * AHEAD_MAX_LINES): a reader of a few records, as of one value, allocates
+ * little. */
+static void
+grow_ahead (SerioReader *self)
+{
+  gsize cap = self->ahead_cap == 0 ? 16 : MIN (2 * self->ahead_cap, AHEAD_MAX_LINES);
+
+  self->ahead = g_renew (SerioParseLine, self->ahead, cap);
+  self->ahead_lines = g_renew (gulong, self->ahead_lines, cap);
+  self->ahead_nl = g_renew (guint64, self->ahead_nl, cap);
+  self->ahead_headers = g_renew (AheadHeader, self->ahead_headers, cap);
+  self->ahead_cap = cap;
+}
+
 /* With the current record's line whole in the window and short: parses
  * it on the threads, together with the short records after it whose
  * lines the window holds whole, up to AHEAD_BYTES of values, so that a
  * file of many small arrays is parsed on every thread as one long array
  * is; with @typed (the records read as elements of their types), the
- * threads convert the values of typed records too. Only values are
- * parsed here: next_record() still reads each
- * record's start (its name, its count, the seal's tally) when the
- * record's turn comes, and take_whole_line() then takes its values. A
- * line that is not what it seems (not an array, a bad count, a bad
- * token) ends the lines parsed, or is marked not ok, and is left to the
- * general path. Returns %FALSE, with nothing parsed, when no line after
+ * threads convert the values of typed records too. Each line's start
+ * (its name, count, type and shape) is read here to know its values, and
+ * kept: next_record() takes it from there (ahead_header()) when the
+ * record's turn comes, counts it for the seal, and take_whole_line() then
+ * takes its values. A line that is not what it seems (not an array, a bad
+ * count, a bad token) ends the lines parsed, or is marked not ok, and is
+ * left to the general path. Returns %FALSE, with nothing parsed, when no line after
  * the current one qualifies. */
 static gboolean
 parse_ahead (SerioReader  *self,
@@ -2188,23 +2267,22 @@ parse_ahead (SerioReader  *self,
   gulong line = self->record_line + 1;
   gsize n = 1, bytes = self->seg_end - self->pos, n_values = self->count, at = 0;
 
-  if (self->ahead == NULL)
-    {
-      self->ahead = g_new (SerioParseLine, AHEAD_MAX_LINES);
-      self->ahead_lines = g_new (gulong, AHEAD_MAX_LINES);
-      self->ahead_nl = g_new (guint64, AHEAD_MAX_LINES);
-      self->round_nl = g_new (guint64, AHEAD_MAX_LINES);
-    }
+  if (self->ahead_cap == 0)
+    grow_ahead (self);
   self->ahead[0] = (SerioParseLine) { self->buf + self->pos, self->buf + self->seg_end,
                                       self->dtype, self->count, NULL, NULL, FALSE };
   self->ahead_lines[0] = self->record_line;
   self->ahead_nl[0] = self->buf_offset + self->seg_nl;
+  /* next_record() read the current record's start already. */
+  self->ahead_headers[0].valid = FALSE;
 
   while (n < AHEAD_MAX_LINES && bytes < AHEAD_BYTES && p < buf_end)
     {
       const char *nl = round_line_feed (self, p, buf_end);
       const char *line_end;
       SerioCodecHeader header;
+      AheadHeader *kept;
+      guint64 dims[SERIO_SHAPE_MAX_DIMS];
 
       if (nl == NULL)
         break;
@@ -2217,9 +2295,24 @@ parse_ahead (SerioReader  *self,
           !count_fits (header.count, line_end - header.values))
         break;
 
+      if (n == self->ahead_cap)
+        grow_ahead (self);
+      kept = &self->ahead_headers[n];
+      /* The start as next_record() reads it (the type, and the shape of
+       * a typed name), kept for it. */
+      kept->name_at = header.name - p;
+      kept->name_len = header.name_len;
+      kept->values_at = header.values - p;
+      kept->count = header.count;
+      kept->shape_valid = _serio_name_parse_if_typed (header.name, header.name_len, header.count,
+                                                      &kept->base_len, &kept->dtype, dims,
+                                                      &kept->n_dims);
+      kept->valid = !kept->shape_valid || kept->n_dims <= AHEAD_DIMS;
+      for (guint i = 0; kept->shape_valid && kept->valid && i < kept->n_dims; i++)
+        kept->dims[i] = dims[i];
+
       self->ahead[n] = (SerioParseLine) {
-        header.values, line_end, _serio_name_get_dtype (header.name, header.name_len, header.count),
-        header.count, NULL, NULL, FALSE
+        header.values, line_end, kept->dtype, header.count, NULL, NULL, FALSE
       };
       self->ahead_lines[n] = line;
       self->ahead_nl[n] = self->buf_offset + (nl - self->buf);
@@ -2231,6 +2324,8 @@ parse_ahead (SerioReader  *self,
     }
   if (n == 1)
     return FALSE;
+  if (self->round_nl == NULL)
+    self->round_nl = g_new (guint64, AHEAD_MAX_LINES);
 
   if (2 * n_values > self->ahead_values_size)
     {

@@ -9,8 +9,8 @@
  * from streams that hand out a few bytes at a time and from files (which
  * the reader reads on while the threads parse), through a small buffer,
  * whole and in pieces, with records skipped, and compare what
- * comes out byte for byte: the values, the names, and every error with
- * its code, message, line and value index.
+ * comes out byte for byte: the values, the names, base names and shapes,
+ * and every error with its code, message, line and value index.
  */
 
 #include <string.h>
@@ -94,7 +94,8 @@ fill_elements (SerioDtype  dtype,
 }
 
 /* A text of @n_records records of the types above, in turn, of 1 to
- * @max_count values each (and now and then none, or a long one), with a
+ * @max_count values each (and now and then none, or a long one), of
+ * shapes of 1 to 6 dims (the count at one of them, the others 1), with a
  * blank line after the record @blank_after (none when it is -1); the
  * bundle it was written from goes to @source unless that is %NULL. */
 static GBytes *
@@ -118,10 +119,15 @@ make_text (guint          n_records,
       g_autofree guint8 *data = g_malloc (count * serio_dtype_get_size (dtype) + 1);
       g_autoptr(GBytes) bytes = NULL;
       g_autofree char *name = g_strdup_printf ("r%u", i);
+      /* a vector mostly; the reader keeps the dims of up to four of a
+       * line parsed ahead, and parses the name again for more */
+      guint n_dims = i % 3 != 0 ? 1 : 2 + (i / 3) % 5;
+      guint64 shape[6] = { 1, 1, 1, 1, 1, 1 };
 
+      shape[(i / 7) % n_dims] = count;
       fill_elements (dtype, data, count);
       bytes = g_bytes_new (data, count * serio_dtype_get_size (dtype));
-      g_assert_true (serio_bundle_append_typed (bundle, name, dtype, &count, 1, bytes, &error));
+      g_assert_true (serio_bundle_append_typed (bundle, name, dtype, shape, n_dims, bytes, &error));
       g_assert_no_error (error);
     }
 
@@ -236,7 +242,21 @@ append_hex (GString       *out,
   out->str[at + 2 * len] = '\n';
 }
 
-/* Each array of @bundle: its name and the bytes of its values. */
+/* A record's base name and shape, one line. */
+static void
+append_shape (GString       *out,
+              const char    *base,
+              const guint64 *shape,
+              guint          n_dims)
+{
+  g_string_append (out, base);
+  for (guint i = 0; i < n_dims; i++)
+    g_string_append_printf (out, "%s%" G_GUINT64_FORMAT, i == 0 ? " " : "x", shape[i]);
+  g_string_append_c (out, '\n');
+}
+
+/* Each array of @bundle: its name, base name and shape, and the bytes of
+ * its values. */
 static void
 describe_bundle (GString     *out,
                  SerioBundle *bundle)
@@ -246,14 +266,19 @@ describe_bundle (GString     *out,
       g_autoptr(GBytes) bytes = serio_bundle_get_typed_bytes (bundle, i);
       gsize len;
       gconstpointer data = g_bytes_get_data (bytes, &len);
+      g_autofree char *base = serio_bundle_get_base_name (bundle, i);
+      guint n_dims;
+      g_autofree guint64 *shape = serio_bundle_get_shape (bundle, i, &n_dims);
 
       g_string_append_printf (out, "%s\n", serio_bundle_get_name (bundle, i));
+      append_shape (out, base, shape, n_dims);
       append_hex (out, data, len);
     }
 }
 
-/* What reading @text in @mode gives, as text: each record's name and the
- * bytes of its values, and the error that ends it, if any. */
+/* What reading @text in @mode gives, as text: each record's name, base
+ * name and shape and the bytes of its values, and the error that ends
+ * it, if any. */
 static char *
 transcript (GBytes   *text,
             Source    source,
@@ -288,7 +313,12 @@ transcript (GBytes   *text,
       gsize got = 0, n = 0;
       gboolean ok = TRUE;
 
+      g_autofree char *base = serio_reader_get_base_name (reader);
+      guint n_dims;
+      g_autofree guint64 *shape = serio_reader_get_shape (reader, &n_dims);
+
       g_string_append_printf (out, "%s\n", serio_reader_get_name (reader));
+      append_shape (out, base, shape, n_dims);
       if (mode == READ_PIECES && index % 5 == 4)
         {
           ok = serio_reader_skip_array (reader, NULL, &error);
