@@ -43,13 +43,12 @@ parse_dim (const char **p,
   if (*s == '0' && g_ascii_isdigit (s[1]))
     return FALSE;
 
+  /* (no division a digit: a name is parsed for every record read) */
   for (; g_ascii_isdigit (*s); s++)
     {
-      guint digit = (guint) (*s - '0');
-
-      if (value > (G_MAXUINT64 - digit) / 10)
+      if (!g_uint64_checked_mul (&value, value, 10) ||
+          !g_uint64_checked_add (&value, value, (guint64) (*s - '0')))
         return FALSE;
-      value = value * 10 + digit;
     }
 
   *dim = value;
@@ -85,9 +84,8 @@ _serio_shape_count (const guint64 *dims,
 
   for (guint i = 0; i < n_dims; i++)
     {
-      if (product > G_MAXUINT64 / dims[i])
+      if (!g_uint64_checked_mul (&product, product, dims[i]))
         return FALSE;
-      product *= dims[i];
     }
 
   *count = product;

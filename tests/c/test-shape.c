@@ -134,6 +134,7 @@ test_plain_names (void)
   check_name ("w[2]3]", 6, "w[2]3]", 1, (guint64) 6);
   /* A dim beyond 64 bits, and a product that overflows. */
   check_name ("w[18446744073709551616]", 1, "w[18446744073709551616]", 1, (guint64) 1);
+  check_name ("w[100000000000000000000]", 1, "w[100000000000000000000]", 1, (guint64) 1);
   check_name ("w[4294967296x4294967296]", 0, "w[4294967296x4294967296]", 1, (guint64) 0);
 }
 
