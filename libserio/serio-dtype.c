@@ -581,6 +581,72 @@ fits_integer (double value,
   return (double) (gint64) value == value && _serio_bits_of (value) != SIGN_BIT;
 }
 
+#ifdef SERIO_DTYPE_SSE2
+/* Whether each of the @n_values doubles at @values is an integer of
+ * [@lo, @hi), none of them -0, two at a time: each less @bias is
+ * converted to int32 (truncated) by the processor and back, @bias added,
+ * and the result must have the bits of the value, which only an integer
+ * of the int32 range moved by @bias gives back (a fraction, a NaN, an
+ * infinity, anything out of that range, -0 come back as another
+ * integer, or +0); then the range. @bias is 0, or 2^31 for uint32, whose
+ * range is int32's moved by 2^31; [@lo, @hi) lies within that range. The
+ * conversions run in the MXCSR of begin_conversions(). %FALSE says
+ * nothing about any one value: FIND_MISFIT() then looks for the first. */
+static gboolean
+all_integers (const double *values,
+              gsize         n_values,
+              double        lo,
+              double        hi,
+              double        bias)
+{
+  const __m128d low = _mm_set1_pd (lo);
+  const __m128d high = _mm_set1_pd (hi);
+  const __m128d shift = _mm_set1_pd (bias);
+  __m128i same = _mm_set1_epi32 (-1);
+  __m128d inside = _mm_castsi128_pd (same);
+  unsigned int csr;
+  gsize i = 0;
+
+  csr = begin_conversions ();
+  for (; i + 2 <= n_values; i += 2)
+    {
+      __m128d d = _mm_loadu_pd (values + i);
+      __m128d back = _mm_add_pd (_mm_cvtepi32_pd (_mm_cvttpd_epi32 (_mm_sub_pd (d, shift))), shift);
+
+      same = _mm_and_si128 (same, _mm_cmpeq_epi32 (_mm_castpd_si128 (back), _mm_castpd_si128 (d)));
+      inside = _mm_and_pd (inside, _mm_and_pd (_mm_cmpge_pd (d, low), _mm_cmplt_pd (d, high)));
+    }
+  _mm_setcsr (csr);
+
+  return _mm_movemask_epi8 (same) == 0xFFFF && _mm_movemask_pd (inside) == 3 &&
+         (i == n_values || fits_integer (values[i], lo, hi));
+}
+
+/* Whether each of the @n_values doubles at @values has the bits of 0 or
+ * of 1, two at a time: each 32-bit half the half of one of them (the low
+ * halves of both are 0). */
+static gboolean
+all_bools (const double *values,
+           gsize         n_values)
+{
+  const __m128i one = _mm_set_epi32 (0x3FF00000, 0, 0x3FF00000, 0);
+  __m128i good = _mm_set1_epi32 (-1);
+  gsize i = 0;
+
+  for (; i + 2 <= n_values; i += 2)
+    {
+      __m128i v = _mm_loadu_si128 ((const __m128i *) (const void *) (values + i));
+
+      good = _mm_and_si128 (good, _mm_or_si128 (_mm_cmpeq_epi32 (v, _mm_setzero_si128 ()),
+                                                _mm_cmpeq_epi32 (v, one)));
+    }
+
+  return _mm_movemask_epi8 (good) == 0xFFFF &&
+         (i == n_values || _serio_bits_of (values[i]) == 0 ||
+          _serio_bits_of (values[i]) == ONE_BITS);
+}
+#endif
+
 static inline gboolean
 holds (SerioDtype dtype,
        double     value)
@@ -765,30 +831,58 @@ _serio_dtype_find_misfit (SerioDtype    dtype,
       FIND_MISFIT (fits_binary (_serio_bits_of (value), &bfloat16_format));
       break;
     case SERIO_DTYPE_INT8:
+#ifdef SERIO_DTYPE_SSE2
+      if (all_integers (values, n_values, -128.0, 128.0, 0.0))
+        break;
+#endif
       FIND_MISFIT (fits_integer (value, -128.0, 128.0));
       break;
     case SERIO_DTYPE_INT16:
+#ifdef SERIO_DTYPE_SSE2
+      if (all_integers (values, n_values, -32768.0, 32768.0, 0.0))
+        break;
+#endif
       FIND_MISFIT (fits_integer (value, -32768.0, 32768.0));
       break;
     case SERIO_DTYPE_INT32:
+#ifdef SERIO_DTYPE_SSE2
+      if (all_integers (values, n_values, -2147483648.0, 2147483648.0, 0.0))
+        break;
+#endif
       FIND_MISFIT (fits_integer (value, -2147483648.0, 2147483648.0));
       break;
     case SERIO_DTYPE_INT64:
       FIND_MISFIT (fits_integer (value, -TWO_63, TWO_63));
       break;
     case SERIO_DTYPE_UINT8:
+#ifdef SERIO_DTYPE_SSE2
+      if (all_integers (values, n_values, 0.0, 256.0, 0.0))
+        break;
+#endif
       FIND_MISFIT (fits_integer (value, 0.0, 256.0));
       break;
     case SERIO_DTYPE_UINT16:
+#ifdef SERIO_DTYPE_SSE2
+      if (all_integers (values, n_values, 0.0, 65536.0, 0.0))
+        break;
+#endif
       FIND_MISFIT (fits_integer (value, 0.0, 65536.0));
       break;
     case SERIO_DTYPE_UINT32:
+#ifdef SERIO_DTYPE_SSE2
+      if (all_integers (values, n_values, 0.0, 4294967296.0, 2147483648.0))
+        break;
+#endif
       FIND_MISFIT (fits_integer (value, 0.0, 4294967296.0));
       break;
     case SERIO_DTYPE_UINT64:
       FIND_MISFIT (fits_integer (value, 0.0, TWO_64));
       break;
     case SERIO_DTYPE_BOOL:
+#ifdef SERIO_DTYPE_SSE2
+      if (all_bools (values, n_values))
+        break;
+#endif
       FIND_MISFIT (_serio_bits_of (value) == 0 || _serio_bits_of (value) == ONE_BITS);
       break;
     default:

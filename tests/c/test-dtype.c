@@ -875,6 +875,118 @@ test_misfit_positions (void)
         }
 }
 
+/* A value that @dtype holds, the @i-th of four in turn: its least, its
+ * greatest, 0 and 1. */
+static double
+integer_background (SerioDtype dtype,
+                    gsize      i)
+{
+  double least = 0.0, greatest = 1.0;
+
+  switch (dtype)
+    {
+    case SERIO_DTYPE_INT8: least = -128.0; greatest = 127.0; break;
+    case SERIO_DTYPE_INT16: least = -32768.0; greatest = 32767.0; break;
+    case SERIO_DTYPE_INT32: least = -2147483648.0; greatest = 2147483647.0; break;
+    case SERIO_DTYPE_INT64: least = -0x1p63; greatest = nextafter (0x1p63, 0); break;
+    case SERIO_DTYPE_UINT8: greatest = 255.0; break;
+    case SERIO_DTYPE_UINT16: greatest = 65535.0; break;
+    case SERIO_DTYPE_UINT32: greatest = 4294967295.0; break;
+    case SERIO_DTYPE_UINT64: greatest = nextafter (0x1p64, 0); break;
+    default: break;
+    }
+
+  switch (i % 4)
+    {
+    case 0: return least;
+    case 1: return greatest;
+    case 2: return 0.0;
+    default: return 1.0;
+    }
+}
+
+static void
+test_misfit_integers (void)
+{
+  static const SerioDtype types[] = {
+    SERIO_DTYPE_INT8, SERIO_DTYPE_INT16, SERIO_DTYPE_INT32, SERIO_DTYPE_INT64,
+    SERIO_DTYPE_UINT8, SERIO_DTYPE_UINT16, SERIO_DTYPE_UINT32, SERIO_DTYPE_UINT64,
+    SERIO_DTYPE_BOOL,
+  };
+  const double edges[] = {
+    -0.0, 0.0, 1.0, -1.0, 2.0, 0.5, -0.5, 1.5, 0x1p-1074, -0x1p-1074, 0x1p-1022, 1e300, -1e300,
+    INFINITY, -INFINITY, test_double_of (TEST_CANONICAL_NAN_BITS),
+    127.0, 128.0, -128.0, -129.0, 127.5, -128.5, 255.0, 256.0, 255.5,
+    32767.0, 32768.0, -32768.0, -32769.0, 65535.0, 65536.0,
+    2147483647.0, 2147483648.0, -2147483648.0, -2147483649.0, 2147483647.5, -2147483648.5,
+    4294967295.0, 4294967296.0, 4294967295.5, -2147483648.0 - 0x1p-21,
+    0x1p53, 0x1p53 + 2, 0x1p63, -0x1p63, 0x1p64, -0x1p64,
+  };
+  static const gsize lengths[] = { 1, 2, 3, 40, 41 };
+  guint n_cases = 0;
+
+  g_test_summary ("The first value an integer type or bool does not hold is found at any "
+                  "place, in records of odd and even lengths, as serio_dtype_holds() "
+                  "decides each value: the edges of every range, fractions, -0, "
+                  "subnormals, infinities and NaN; every record it holds reads back "
+                  "with its bits.");
+
+  for (gsize t = 0; t < G_N_ELEMENTS (types); t++)
+    for (gsize e = 0; e < G_N_ELEMENTS (edges); e++)
+      for (gsize l = 0; l < G_N_ELEMENTS (lengths); l++)
+        {
+          SerioDtype dtype = types[t];
+          gsize n = lengths[l];
+          const gsize positions[] = { 0, 1, n / 2, n - 2, n - 1 };
+
+          for (gsize p = 0; p < G_N_ELEMENTS (positions); p++)
+            {
+              gsize at = MIN (positions[p], n - 1);
+              double values[41], got[41];
+              g_autoptr(GBytes) text = NULL;
+              g_autoptr(SerioReader) reader = NULL;
+              g_autoptr(GError) error = NULL;
+              gssize first_bad = -1;
+              gsize n_read = 0;
+
+              for (gsize i = 0; i < n; i++)
+                values[i] = integer_background (dtype, i);
+              values[at] = edges[e];
+              /* now and then a second misfit further on, which must
+               * not hide the first */
+              if ((e + p) % 2 == 0 && at + 1 < n)
+                values[n - 1] = 0.25;
+              for (gsize i = 0; i < n && first_bad < 0; i++)
+                if (!serio_dtype_holds (dtype, values[i]))
+                  first_bad = (gssize) i;
+
+              text = typed_text (dtype, values, n);
+              reader = serio_reader_new_for_bytes (text);
+              serio_reader_set_threads (reader, 1);
+              g_assert_true (serio_reader_next (reader, NULL, &error));
+              g_assert_no_error (error);
+              g_assert_cmpint (serio_reader_get_dtype (reader), ==, dtype);
+              if (first_bad < 0)
+                {
+                  g_assert_true (serio_reader_read_values (reader, got, n, &n_read, NULL, &error));
+                  g_assert_no_error (error);
+                  g_assert_cmpuint (n_read, ==, n);
+                  for (gsize i = 0; i < n; i++)
+                    g_assert_cmphex (test_bits_of (got[i]), ==, test_bits_of (values[i]));
+                }
+              else
+                {
+                  g_assert_false (serio_reader_read_values (reader, got, n, &n_read, NULL, &error));
+                  g_assert_error (error, SERIO_ERROR, SERIO_ERROR_DOMAIN);
+                  g_assert_cmpuint (serio_error_get_value_index (error), ==, first_bad + 1);
+                }
+              n_cases++;
+            }
+        }
+
+  g_test_message ("%u records", n_cases);
+}
+
 static void
 test_domain_every_reader (void)
 {
@@ -1454,6 +1566,7 @@ main (int   argc,
   g_test_add_func ("/dtype/marker-parsing", test_marker_parsing);
   g_test_add_func ("/dtype/domain-every-reader", test_domain_every_reader);
   g_test_add_func ("/dtype/misfit-positions", test_misfit_positions);
+  g_test_add_func ("/dtype/misfit-integers", test_misfit_integers);
   g_test_add_func ("/dtype/good-texts", test_good_texts);
   g_test_add_func ("/dtype/domain-parallel", test_domain_parallel);
   g_test_add_func ("/dtype/writer-refusals", test_writer_refusals);
