@@ -33,7 +33,7 @@
 
 typedef struct
 {
-  const char *name;
+  char        name[9];  /* "bfloat16" the longest; the rest zeros */
   gsize       name_len;
   gsize       size;
   const char *range;    /* of an integer type, for messages */
@@ -706,9 +706,21 @@ _serio_dtype_from_text (const char *text,
                         gsize       len,
                         SerioDtype *dtype)
 {
+  guint64 word = 0;
+
+  /* The text and each name as eight bytes, zeros after it (and the
+   * lengths, for a text with a NUL): the readers look up the type of
+   * every typed record, with no call to memcmp(). */
+  if (len > 8)
+    return FALSE;
+  if (len > 0)
+    memcpy (&word, text, len);
   for (guint i = 0; i < G_N_ELEMENTS (dtypes); i++)
     {
-      if (dtypes[i].name_len == len && memcmp (dtypes[i].name, text, len) == 0)
+      guint64 name;
+
+      memcpy (&name, dtypes[i].name, 8);
+      if (dtypes[i].name_len == len && name == word)
         {
           *dtype = (SerioDtype) i;
           return TRUE;

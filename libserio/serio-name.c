@@ -92,36 +92,35 @@ _serio_shape_count (const guint64 *dims,
   return TRUE;
 }
 
-/* The §3 rule on the @len bytes at @name: with a valid suffix, sets
- * @open_pos to the offset of its `[` and @dims to the shape. */
-static gboolean
-parse_suffix (const char *name,
-              gsize       len,
-              guint64     n_values,
-              gsize      *open_pos,
-              guint64    *dims,
-              guint      *n_dims)
+/* The last `[` of the @len bytes at @name, which end with `]`; %NULL
+ * when there is none. */
+static const char *
+find_open (const char *name,
+           gsize       len)
 {
-  const char *open = NULL;
-  const char *p;
-  guint n = 0;
-  guint64 count;
-
-  if (len < 2 || name[len - 1] != ']')
-    return FALSE;
-
   for (gsize i = len - 1; i-- > 0;)
     {
       if (name[i] == '[')
-        {
-          open = name + i;
-          break;
-        }
+        return name + i;
     }
-  if (open == NULL)
-    return FALSE;
 
-  p = open + 1;
+  return NULL;
+}
+
+/* The §3 rule on the @len bytes at @name, which end with `]`, whose last
+ * `[` is at @open: with a valid suffix, sets @dims to the shape. */
+static gboolean
+parse_suffix_at (const char *name,
+                 gsize       len,
+                 const char *open,
+                 guint64     n_values,
+                 guint64    *dims,
+                 guint      *n_dims)
+{
+  const char *p = open + 1;
+  guint n = 0;
+  guint64 count;
+
   if (*p != ']')
     {
       for (;;)
@@ -146,14 +145,41 @@ parse_suffix (const char *name,
   if (!_serio_shape_count (dims, n, &count) || count != n_values)
     return FALSE;
 
-  *open_pos = (gsize) (open - name);
   *n_dims = n;
   return TRUE;
 }
 
+/* The §3 rule on the @len bytes at @name: with a valid suffix, sets
+ * @open_pos to the offset of its `[` and @dims to the shape. */
+static gboolean
+parse_suffix (const char *name,
+              gsize       len,
+              guint64     n_values,
+              gsize      *open_pos,
+              guint64    *dims,
+              guint      *n_dims)
+{
+  const char *open;
+
+  if (len < 2 || name[len - 1] != ']')
+    return FALSE;
+  open = find_open (name, len);
+  if (open == NULL || !parse_suffix_at (name, len, open, n_values, dims, n_dims))
+    return FALSE;
+
+  *open_pos = (gsize) (open - name);
+  return TRUE;
+}
+
+/* The longest type name, "bfloat16": a marker is '@' and at most this
+ * many bytes. */
+#define MARKER_MAX 8
+
 /* With a valid suffix at @open_pos: the type its marker gives, and where
  * the marker starts. The last '@' before the suffix counts, and only a
- * type other than float64 makes a marker. */
+ * type other than float64 makes a marker; one further back than
+ * MARKER_MAX + 1 bytes is followed by too many to name a type, so the
+ * look goes no further. */
 static SerioDtype
 parse_marker (const char *name,
               gsize       open_pos,
@@ -162,7 +188,7 @@ parse_marker (const char *name,
   SerioDtype dtype;
 
   *base_len = open_pos;
-  for (gsize i = open_pos; i-- > 0;)
+  for (gsize i = open_pos; i-- > 0 && open_pos - i <= MARKER_MAX + 1;)
     {
       if (name[i] == '@')
         {
@@ -246,25 +272,30 @@ _serio_name_parse_if_typed (const char *name,
                             guint64    *dims,
                             guint      *n_dims)
 {
-  const char *open = NULL;
+  const char *open, *from;
 
   *dtype = SERIO_DTYPE_FLOAT64;
   if (G_LIKELY (len < 2 || name[len - 1] != ']'))
     return FALSE;
 
-  for (gsize i = len - 1; i-- > 0;)
-    {
-      if (name[i] == '[')
-        {
-          open = name + i;
-          break;
-        }
-    }
-  /* A marker is '@' and at most 8 letters: "bfloat16". */
-  if (open == NULL || memchr (MAX (open - 9, name), '@', open - MAX (open - 9, name)) == NULL)
+  open = find_open (name, len);
+  if (open == NULL)
+    return FALSE;
+  from = open - MIN ((gsize) (open - name), MARKER_MAX + 1);
+  if (memchr (from, '@', open - from) == NULL)
     return FALSE;
 
-  _serio_name_parse (name, len, n_values, base_len, dtype, dims, n_dims);
+  /* _serio_name_parse(), from the '[' found */
+  if (parse_suffix_at (name, len, open, n_values, dims, n_dims))
+    {
+      *dtype = parse_marker (name, open - name, base_len);
+    }
+  else
+    {
+      *base_len = len;
+      dims[0] = n_values;
+      *n_dims = 1;
+    }
   return TRUE;
 }
 

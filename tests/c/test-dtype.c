@@ -987,6 +987,147 @@ test_misfit_integers (void)
   g_test_message ("%u records", n_cases);
 }
 
+/* A random name for test_marker_random(): bytes of type names, '@' and
+ * '.', then now and then '@' and a type name (or one a letter longer or
+ * shorter), then, most times, a shape suffix of the record's count. */
+static char *
+random_marker_name (guint count)
+{
+  static const char *const pieces[] = {
+    "a", "@", ".", "int", "uint", "8", "16", "32", "64", "float", "bfloat", "bool", "x",
+  };
+  static const char *const markers[] = {
+    "@int8", "@uint8", "@float32", "@bfloat16", "@bfloat166", "@float6", "@bool", "@float64",
+    "@int64", "@uint16", "@Int8", "@", "@@int8",
+  };
+  GString *name = g_string_new (NULL);
+  int n_pieces = g_test_rand_int_range (0, 6);
+
+  for (int i = 0; i < n_pieces; i++)
+    g_string_append (name, pieces[g_test_rand_int_range (0, G_N_ELEMENTS (pieces))]);
+  if (g_test_rand_int_range (0, 3) != 0)
+    g_string_append (name, markers[g_test_rand_int_range (0, G_N_ELEMENTS (markers))]);
+  if (g_test_rand_int_range (0, 5) != 0)
+    g_string_append_printf (name, "[%u]", count);
+  return g_string_free (name, FALSE);
+}
+
+/* The type and base name of @name, of @count values, by the rule as
+ * serio-v1-files.md states it: with a suffix "[count]" at its end, the
+ * last '@' before the suffix followed by the name of a type other than
+ * float64 up to the suffix is a marker. */
+static SerioDtype
+reference_marker (const char *name,
+                  guint       count,
+                  char      **base)
+{
+  g_autofree char *suffix = g_strdup_printf ("[%u]", count);
+  gsize len = strlen (name), before = len - strlen (suffix);
+  const char *at;
+  g_autofree char *head = NULL;
+  SerioDtype dtype;
+
+  if (!g_str_has_suffix (name, suffix))
+    {
+      *base = g_strdup (name);
+      return SERIO_DTYPE_FLOAT64;
+    }
+  head = g_strndup (name, before);
+  at = strrchr (head, '@');
+  /* the type named, compared with each name as it is written */
+  dtype = SERIO_DTYPE_FLOAT64;
+  for (int t = 0; at != NULL && t <= SERIO_DTYPE_BOOL; t++)
+    if (strcmp (at + 1, serio_dtype_to_string ((SerioDtype) t)) == 0)
+      dtype = (SerioDtype) t;
+  if (dtype == SERIO_DTYPE_FLOAT64)
+    {
+      *base = g_steal_pointer (&head);
+      return SERIO_DTYPE_FLOAT64;
+    }
+  *base = g_strndup (head, at - head);
+  return dtype;
+}
+
+static void
+test_marker_random (void)
+{
+  const guint n_records = test_iterations (3000);
+  g_autoptr(GString) text = g_string_new (NULL);
+  g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func (g_free);
+  g_autoptr(GArray) counts = g_array_new (FALSE, FALSE, sizeof (guint));
+  g_autoptr(GBytes) bytes = NULL;
+  g_autoptr(GError) error = NULL;
+
+  g_test_summary ("Random names with type names, '@' near and far from a shape suffix, "
+                  "and markers of types a letter off, give the type and base name that "
+                  "the marker rule gives, read one by one, in a bundle, and as many short "
+                  "records on two threads.");
+
+  for (guint i = 0; i < n_records; i++)
+    {
+      guint count = (guint) g_test_rand_int_range (1, 5);
+      char *name = random_marker_name (count);
+
+      g_string_append_printf (text, "v1|%s|%u|1", name, count);
+      for (guint k = 1; k < count; k++)
+        g_string_append (text, ",1");
+      g_string_append_c (text, '\n');
+      g_ptr_array_add (names, name);
+      g_array_append_val (counts, count);
+    }
+  bytes = g_string_free_to_bytes (g_steal_pointer (&text));
+
+  for (guint threads = 1; threads <= 2; threads++)
+    {
+      g_autoptr(SerioReader) reader = serio_reader_new_for_bytes (bytes);
+      g_autoptr(SerioBundle) bundle = NULL;
+      guint i = 0;
+
+      serio_reader_set_threads (reader, threads);
+      while (serio_reader_next (reader, NULL, &error))
+        {
+          guint8 room[8 * 4];
+          gsize n_read;
+          g_autofree char *base = NULL;
+          g_autofree char *expected_base = NULL;
+          SerioDtype expected;
+
+          g_assert_cmpuint (i, <, n_records);
+          expected = reference_marker (names->pdata[i], g_array_index (counts, guint, i),
+                                       &expected_base);
+          base = serio_reader_get_base_name (reader);
+          if (serio_reader_get_dtype (reader) != expected || g_strcmp0 (base, expected_base) != 0)
+            g_test_message ("%s", (const char *) names->pdata[i]);
+          g_assert_cmpint (serio_reader_get_dtype (reader), ==, expected);
+          g_assert_cmpstr (base, ==, expected_base);
+          /* read whole, as a batch of short records is */
+          g_assert_true (serio_reader_read_typed (reader, room, g_array_index (counts, guint, i),
+                                                  &n_read, NULL, &error));
+          g_assert_no_error (error);
+          i++;
+        }
+      g_assert_no_error (error);
+      g_assert_cmpuint (i, ==, n_records);
+
+      if (threads == 1)
+        {
+          bundle = serio_bundle_new_from_bytes (bytes, &error);
+          g_assert_no_error (error);
+          for (i = 0; i < n_records; i++)
+            {
+              g_autofree char *base = serio_bundle_get_base_name (bundle, i);
+              g_autofree char *expected_base = NULL;
+              SerioDtype expected = reference_marker (names->pdata[i],
+                                                      g_array_index (counts, guint, i),
+                                                      &expected_base);
+
+              g_assert_cmpint (serio_bundle_get_dtype (bundle, i), ==, expected);
+              g_assert_cmpstr (base, ==, expected_base);
+            }
+        }
+    }
+}
+
 static void
 test_domain_every_reader (void)
 {
@@ -1564,6 +1705,7 @@ main (int   argc,
   g_test_add_func ("/dtype/append-typed-refusals", test_append_typed_refusals);
   g_test_add_func ("/dtype/append-float64-typed-name", test_append_float64_typed_name);
   g_test_add_func ("/dtype/marker-parsing", test_marker_parsing);
+  g_test_add_func ("/dtype/marker-random", test_marker_random);
   g_test_add_func ("/dtype/domain-every-reader", test_domain_every_reader);
   g_test_add_func ("/dtype/misfit-positions", test_misfit_positions);
   g_test_add_func ("/dtype/misfit-integers", test_misfit_integers);
