@@ -465,6 +465,57 @@ class TestTensorBatches(Base):
             self.assertEqual(taken, 1)
 
 
+class TestVectorBatches(Base):
+    """serio.load hands out the vectors of a batch of one type as views of
+    its buffer: runs of one count as the rows of one strided view, the
+    others as slices; both give each record its own values."""
+
+    def test_runs_of_one_length_and_others(self):
+        rng = numpy.random.default_rng(11)
+
+        def vectors(dtype, lengths):
+            info = numpy.iinfo(dtype) if numpy.dtype(dtype).kind in 'iu' else None
+            return {'v%d' % i: (rng.integers(info.min, info.max, n, endpoint=True, dtype=dtype)
+                                if info is not None else
+                                rng.standard_normal(n).astype(dtype))
+                    for i, n in enumerate(lengths)}
+
+        states = {
+            # back to back (24 bytes a record), and 12 bytes a record
+            # padded to 16, 5 a record padded to 8: one strided view each
+            'float32 x6': vectors(numpy.float32, [6] * 40),
+            'float32 x3': vectors(numpy.float32, [3] * 40),
+            'uint8 x5': vectors(numpy.uint8, [5] * 40),
+            'float64 x1': vectors(numpy.float64, [1] * 40),
+            # not one count: slices
+            'float32 of many lengths': vectors(numpy.float32, rng.integers(1, 9, 40)),
+            'int16, the last longer': vectors(numpy.int16, [4] * 39 + [5]),
+            'int16, the first shorter': vectors(numpy.int16, [3] + [4] * 39),
+            'float32 with empty ones': vectors(numpy.float32, [0, 2, 0, 2] * 10),
+            'empty ones': vectors(numpy.float32, [0] * 20),
+        }
+        records_into = serio._io._native.records_into
+        for what, state in states.items():
+            with self.subTest(what):
+                batches = []
+
+                def counted(*args):
+                    batches.append(records_into(*args))
+                    return batches[-1]
+
+                serio.save(self.path(), state)
+                with mock.patch.object(serio._io._native, 'records_into', counted):
+                    loaded = serio.load(self.path())
+                self.assertEqual(sum(batches), len(state))
+                self.assert_same(loaded, state)
+                # each its own memory: writes to the others change none
+                arrays = list(loaded.values())
+                for i, a in enumerate(arrays):
+                    a[...] = i + 1
+                for i, a in enumerate(arrays):
+                    self.assertTrue((a == i + 1).all(), '%s: %s' % (what, i))
+
+
 class TestTemplate(unittest.TestCase):
     """serio.tree's parser makes a dict of leaves of one kind (a model's
     state_dict) in one pass of checks over all its items: the template it
