@@ -119,8 +119,9 @@ make_text (guint          n_records,
       g_autofree guint8 *data = g_malloc (count * serio_dtype_get_size (dtype) + 1);
       g_autoptr(GBytes) bytes = NULL;
       g_autofree char *name = g_strdup_printf ("r%u", i);
-      /* a vector mostly; the reader keeps the dims of up to four of a
-       * line parsed ahead, and parses the name again for more */
+      /* a vector mostly; the reader keeps the dims of a line parsed
+       * ahead when there are up to four, and parses its name again for
+       * more */
       guint n_dims = i % 3 != 0 ? 1 : 2 + (i / 3) % 5;
       guint64 shape[6] = { 1, 1, 1, 1, 1, 1 };
 
