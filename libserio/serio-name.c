@@ -149,28 +149,6 @@ parse_suffix_at (const char *name,
   return TRUE;
 }
 
-/* The §3 rule on the @len bytes at @name: with a valid suffix, sets
- * @open_pos to the offset of its `[` and @dims to the shape. */
-static gboolean
-parse_suffix (const char *name,
-              gsize       len,
-              guint64     n_values,
-              gsize      *open_pos,
-              guint64    *dims,
-              guint      *n_dims)
-{
-  const char *open;
-
-  if (len < 2 || name[len - 1] != ']')
-    return FALSE;
-  open = find_open (name, len);
-  if (open == NULL || !parse_suffix_at (name, len, open, n_values, dims, n_dims))
-    return FALSE;
-
-  *open_pos = (gsize) (open - name);
-  return TRUE;
-}
-
 /* The longest type name, "bfloat16": a marker is '@' and at most this
  * many bytes. */
 #define MARKER_MAX 8
@@ -205,6 +183,31 @@ parse_marker (const char *name,
   return SERIO_DTYPE_FLOAT64;
 }
 
+/* _serio_name_parse() of a name whose last `[` is at @open (%NULL when
+ * it has none, or does not end with `]`). */
+static gboolean
+parse_from (const char *name,
+            gsize       len,
+            const char *open,
+            guint64     n_values,
+            gsize      *base_len,
+            SerioDtype *dtype,
+            guint64    *dims,
+            guint      *n_dims)
+{
+  if (open == NULL || !parse_suffix_at (name, len, open, n_values, dims, n_dims))
+    {
+      *base_len = len;
+      *dtype = SERIO_DTYPE_FLOAT64;
+      dims[0] = n_values;
+      *n_dims = 1;
+      return FALSE;
+    }
+
+  *dtype = parse_marker (name, open - name, base_len);
+  return TRUE;
+}
+
 /*
  * _serio_name_parse:
  * @name: a stored name, not necessarily NUL-terminated
@@ -231,19 +234,9 @@ _serio_name_parse (const char *name,
                    guint64    *dims,
                    guint      *n_dims)
 {
-  gsize open_pos;
+  const char *open = len >= 2 && name[len - 1] == ']' ? find_open (name, len) : NULL;
 
-  if (!parse_suffix (name, len, n_values, &open_pos, dims, n_dims))
-    {
-      *base_len = len;
-      *dtype = SERIO_DTYPE_FLOAT64;
-      dims[0] = n_values;
-      *n_dims = 1;
-      return FALSE;
-    }
-
-  *dtype = parse_marker (name, open_pos, base_len);
-  return TRUE;
+  return parse_from (name, len, open, n_values, base_len, dtype, dims, n_dims);
 }
 
 /*
@@ -285,17 +278,7 @@ _serio_name_parse_if_typed (const char *name,
   if (memchr (from, '@', open - from) == NULL)
     return FALSE;
 
-  /* _serio_name_parse(), from the '[' found */
-  if (parse_suffix_at (name, len, open, n_values, dims, n_dims))
-    {
-      *dtype = parse_marker (name, open - name, base_len);
-    }
-  else
-    {
-      *base_len = len;
-      dims[0] = n_values;
-      *n_dims = 1;
-    }
+  parse_from (name, len, open, n_values, base_len, dtype, dims, n_dims);
   return TRUE;
 }
 

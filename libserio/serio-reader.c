@@ -1876,20 +1876,18 @@ ahead_line_feed (SerioReader *self)
 
 /* What parse_ahead() read of the start of the line at pos, when it parsed
  * the line and ensure_line_start() found its end at @nl, the line feed
- * parse_ahead() found (so the window holds the same bytes, whole): %NULL
- * otherwise, and next_record() reads the start itself. */
+ * parse_ahead() found (ahead_line_feed(): the window holds the same
+ * bytes, whole): %NULL otherwise, and next_record() reads the start
+ * itself. */
 static const AheadHeader *
 ahead_header (SerioReader *self,
               const char  *nl)
 {
-  gsize i = self->next_ahead;
-
-  if (nl == NULL || i == self->n_ahead || self->ahead_lines[i] != self->line ||
-      self->ahead_nl[i] != self->buf_offset + (guint64) (nl - self->buf) ||
-      !self->ahead_headers[i].valid)
+  if (nl == NULL || ahead_line_feed (self) != nl ||
+      !self->ahead_headers[self->next_ahead].valid)
     return NULL;
 
-  return &self->ahead_headers[i];
+  return &self->ahead_headers[self->next_ahead];
 }
 
 /* Makes the window hold the start of the line at pos (up to its values)
