@@ -742,7 +742,8 @@ class _Parser:
         if any(c in joined for c in _ESCAPED_BUT_LF) or joined.count('\n') != len(keys_of) - 1:
             return False
         names = [prefix + key for key in keys_of] if prefix else keys_of
-        if ('\n' + '\n'.join(names)).find('\nserio.') >= 0:
+        listed = '\n'.join(names) if prefix else joined
+        if listed.startswith('serio.') or listed.find('\nserio.') >= 0:
             return False
         template = self.template
         nodes = template.nodes

@@ -577,6 +577,7 @@ class TestTemplate(unittest.TestCase):
             'an escaped key': (leaves('int', ['a', 'b@c', 'd']), 0),
             'a line feed in a key': (leaves('int', ['a', 'b\nc']), 0),
             'a reserved name': (leaves('int', ['a', 'serio.x']), 0),
+            'a reserved name first': (leaves('int', ['serio.x', 'a']), 0),
             'under a reserved prefix': ({'dict': [['serio', leaves('int', ['x', 'y'])]]}, 0),
             'a key that only looks reserved': (leaves('int', ['serio', 'seriox', 's']), 1),
             'an int key': ({'dict': [['a', {'leaf': 'int'}], [1, {'leaf': 'int'}]]}, 0),
@@ -628,6 +629,8 @@ class TestTemplate(unittest.TestCase):
             # errors or template
             'a repeated key': (compact(tree({'dict': leaves('int', ['a', 'b', 'a'])})), True),
             'a reserved name': (compact(tree({'dict': leaves('int', ['a', 'serio.x'])})), True),
+            'a reserved name first': (compact(tree({'dict': leaves('int', ['serio.x', 'a'])})),
+                                      True),
             'an escaped key': (compact(tree({'dict': leaves('int', ['a', 'b@c'])})), True),
             # declined
             'a quotation mark in a key': (compact(tree({'dict': leaves('int', ['a"b', 'c'])})),
